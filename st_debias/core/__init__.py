@@ -9,10 +9,18 @@ from .candidates import one_hot_mask, own_row_mask, positive_index, threshold_ma
 from .distributed import gather_rows
 from .infonce import infonce, infonce_per_row, weighted_mean
 from .logits import focal, scaled
+from .noise import adversarial_noise
 from .similarity import batch_standardize, cosine_matrix, rowwise_cosine
-from .validation import check_has_negatives, check_non_negative, check_num_columns, check_positive, check_row_weights
+from .validation import (
+    check_has_negatives,
+    check_non_negative,
+    check_num_columns,
+    check_positive,
+    check_row_weights,
+)
 
 __all__ = [
+    "adversarial_noise",
     "batch_standardize",
     "check_has_negatives",
     "check_non_negative",

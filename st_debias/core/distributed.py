@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from torch import Tensor
-
 from sentence_transformers.util import all_gather_with_grad, get_rank, get_world_size
+from torch import Tensor
 
 
 def gather_rows(columns: list[Tensor], enabled: bool) -> tuple[list[Tensor], int]:

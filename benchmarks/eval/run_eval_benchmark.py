@@ -1,0 +1,105 @@
+"""Time STS-7 + bias probes for one model and check the METHODS §10 figures.
+
+Writes ``results/<name>.json`` (the evaluate_model entry plus wall time, machine load before and
+after, and the check against the expected figures) and ``results/<name>_report/`` (report.md + PNGs).
+
+Usage (from the repository root):
+
+    export ST_DEBIAS_DATA=/work/shared/data HF_HUB_OFFLINE=1
+    python benchmarks/eval/run_eval_benchmark.py --model default --name minilm_sts7_bias
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import time
+from pathlib import Path
+
+from st_debias.evaluation import evaluate_model, write_report
+
+EXPECTED = {
+    "sts": {
+        "STS12": 72.37,
+        "STS13": 80.60,
+        "STS14": 75.59,
+        "STS15": 85.39,
+        "STS16": 78.99,
+        "STSBenchmark": 82.03,
+        "SICK-R": 77.15,
+        "avg": 78.87,
+    },
+    "stsb_cont_oppn": {"cont_pairs": 868, "oppn_pairs": 511, "cont": 86.38, "oppn": 66.03},
+    "negation": {"mean_cosine": 0.86, "share_above": 0.755},
+}
+
+
+def _uptime() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="default")
+    parser.add_argument("--name", default="minilm_sts7_bias")
+    parser.add_argument("--tasks", default="sts,bias")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
+    args = parser.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    before = _uptime()
+    start = time.perf_counter()
+    entry = evaluate_model(args.model, tasks=args.tasks, batch_size=args.batch_size, show_progress_bar=False)
+    wall = time.perf_counter() - start
+    after = _uptime()
+
+    check = {}
+    if "sts" in entry:
+        check["sts"] = {
+            k: {"expected": v, "measured": round(entry["sts"][k], 2)} for k, v in EXPECTED["sts"].items()
+        }
+    if "bias" in entry:
+        stsb = entry["bias"]["cont_oppn"]["STSBenchmark"]
+        neg = entry["bias"]["negation"]
+        check["stsb_cont_oppn"] = {
+            "expected": EXPECTED["stsb_cont_oppn"],
+            "measured": {
+                "cont_pairs": stsb["cont"]["pairs"],
+                "oppn_pairs": stsb["oppn"]["pairs"],
+                "cont": round(stsb["cont"]["spearman"], 2),
+                "oppn": round(stsb["oppn"]["spearman"], 2),
+            },
+        }
+        check["negation"] = {
+            "expected": EXPECTED["negation"],
+            "measured": {
+                "mean_cosine": round(neg["mean_cosine"], 4),
+                "share_above": round(neg["share_above"], 4),
+            },
+        }
+    record = {
+        "wall_s": round(wall, 1),
+        "uptime_before": before,
+        "uptime_after": after,
+        "budget_s": 180,
+        "within_budget": wall <= 180,
+        "check": check,
+        "entry": entry,
+    }
+    path = out / f"{args.name}.json"
+    path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    write_report([entry], out / f"{args.name}_report")
+    print(
+        json.dumps(
+            {k: record[k] for k in ("wall_s", "uptime_before", "uptime_after", "within_budget", "check")},
+            indent=1,
+        )
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

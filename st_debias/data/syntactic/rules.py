@@ -1,0 +1,745 @@
+"""The transforms: each looks at one parsed sentence and returns the edits it can make, or why it declines.
+
+A rule is a function ``rule(parsed) -> list[Edit] | str``; a string is the reason it declines (recorded
+as ``"<rule>:<reason>"`` in the generator's report). An :class:`Edit` rewrites a :class:`Draft` and
+returns None when the draft no longer fits (a token it needs was already rewritten or moved apart),
+so edits compose in any order.
+
+Structural rules (voice, constituent movement) handle only a simple, single, declarative clause and
+decline on questions, imperatives, coordinated verbs, quotes, and complements they do not understand.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from spacy.tokens import Doc, Token
+
+from st_debias.data.syntactic.draft import NEW, Draft
+from st_debias.data.syntactic.morph import (
+    OBJECT_TO_SUBJECT,
+    SUBJECT_TO_OBJECT,
+    SYNONYM_STOPLIST,
+    antonyms,
+    be_form,
+    finite_form,
+    inflect,
+    is_past,
+    lemma_of,
+    person_number,
+    synonyms,
+)
+
+_QUOTES = frozenset({'"', "“", "”", "``", "''", "„", "«", "»"})
+_TERMINAL = frozenset({".", "!"})
+_YEAR = re.compile(r"^(1[0-9]{3}|20[0-9]{2})s?$")
+_MONTHS = frozenset(
+    "january february march april may june july august september october november december".split()
+)
+_WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
+_TIME_NOUNS = frozenset(
+    """year years month months week weeks day days morning mornings afternoon evening evenings night
+    nights century centuries decade decades season seasons summer winter spring autumn hour hours
+    minute minutes weekend weekends period era time times today yesterday tomorrow""".split()
+)
+# Prepositions whose phrase is an adjunct whatever its object (safe to move to the front).
+_ADJUNCT_PREPS = frozenset({"during", "after", "before", "since", "until", "throughout", "despite", "following", "amid"})
+# Prepositions whose phrase is an adjunct when its object is a time expression.
+_TEMPORAL_PREPS = frozenset({"in", "on", "at", "by", "for", "within", "around"})
+# Prepositions whose phrase is a place adjunct when its object is a proper name (verbs below excepted).
+_PLACE_PREPS = frozenset({"in", "at"})
+_PLACE_COMPLEMENT_VERBS = frozenset(
+    "result participate specialize specialise invest believe succeed engage involve interest major fail persist consist lie".split()
+)
+# Fronted prepositions that must not move to the end (they would attach to the wrong phrase).
+_UNMOVABLE_FRONT_PREPS = frozenset({"of", "with", "like", "as", "than", "to", "for", "by"})
+_MOVABLE_ADVERBS = frozenset(
+    """later eventually recently previously subsequently finally initially originally currently today
+    yesterday afterwards thereafter meanwhile sometimes often usually traditionally formerly soon
+    now""".split()
+)
+_CLAUSE_MARKS = frozenset(
+    {"because", "although", "though", "when", "whenever", "while", "if", "unless", "until", "after", "before", "once", "whereas"}
+)
+# Verbs without a natural passive, and verb+object idioms that must not be passivised.
+_VOICE_STOPLIST = frozenset(
+    "have lack resemble cost weigh fit suit equal become get let marry mean total possess contain hold reach".split()
+)
+_IDIOMS = frozenset(
+    {("take", "place"), ("take", "part"), ("take", "care"), ("make", "sense"), ("pay", "attention"), ("give", "birth"),
+     ("take", "advantage"), ("make", "use"), ("take", "office"), ("take", "time"), ("do", "nothing"), ("lose", "track")}
+)
+_COMPLEMENT_DEPS = frozenset({"dative", "ccomp", "xcomp", "oprd", "attr", "acomp", "iobj", "csubj", "csubjpass", "expl", "parataxis"})
+_BAD_REMAINDER_DEPS = frozenset({"relcl", "acl", "advcl", "ccomp", "conj", "appos", "parataxis", "cc"})
+_ORDINARY_WHITESPACE = " "
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One applicable rewrite of a parsed sentence.
+
+    Attributes:
+        name: transform name recorded on the candidate.
+        claims: original token indices (and slot ids below 0) it rewrites; two edits with overlapping
+            claims never combine.
+        fn: the rewrite itself; returns None when the draft no longer fits.
+        structural: True for voice and movement (they start a composition), False for lexical edits.
+    """
+
+    name: str
+    claims: frozenset[int]
+    fn: Callable[[Draft], Draft | None]
+    structural: bool
+
+    def apply(self, draft: Draft) -> Draft | None:
+        """The draft with this edit applied, or None when it conflicts with earlier edits."""
+        if not draft.free(self.claims):
+            return None
+        return self.fn(draft)
+
+
+# Claim slots for sentence positions (negative so they never collide with token indices).
+_FRONT, _END = -2, -3
+
+
+@dataclass
+class Parsed:
+    """What every rule needs to know about one parsed sentence."""
+
+    doc: Doc
+    root: Token
+    subject: Token | None
+    single: bool
+    has_quotes: bool
+    quoted: frozenset[int]
+    quote_regions: tuple[tuple[int, int], ...]
+    balanced: bool
+    last: int  # index of the last non-punctuation token
+    clean_end: bool  # only terminal punctuation follows ``last``
+    coordinated: bool
+
+    @classmethod
+    def of(cls, doc: Doc) -> Parsed:
+        sents = list(doc.sents)
+        root = sents[0].root
+        subject = next((c for c in root.children if c.dep_ in ("nsubj", "nsubjpass", "csubj", "expl")), None)
+        quoted: set[int] = set()
+        regions: list[tuple[int, int]] = []
+        opened: int | None = None
+        for t in doc:
+            if t.text in _QUOTES:
+                if opened is None:
+                    opened = t.i
+                else:
+                    regions.append((opened, t.i))
+                    opened = None
+            if opened is not None or t.text in _QUOTES:
+                quoted.add(t.i)
+        last = len(doc) - 1
+        while last > 0 and doc[last].is_punct:
+            last -= 1
+        clean_end = all(doc[i].text in _TERMINAL for i in range(last + 1, len(doc)))
+        coordinated = any(c.dep_ == "conj" and c.pos_ in ("VERB", "AUX") for c in root.children)
+        return cls(
+            doc, root, subject, len(sents) == 1, bool(quoted), frozenset(quoted), tuple(regions), opened is None,
+            last, clean_end, coordinated,
+        )
+
+    def splits_quote(self, indices) -> bool:
+        """Whether moving/rewriting ``indices`` would cut a quoted stretch in two."""
+        chosen = set(indices)
+        return any(0 < len(chosen.intersection(range(a, b + 1))) < b - a + 1 for a, b in self.quote_regions)
+
+    def clause_problem(self) -> str | None:
+        """Why a structural rule cannot touch this sentence, or None."""
+        if not self.single:
+            return "multiple_sentences"
+        if not self.balanced or self.root.i in self.quoted:
+            return "quotes"
+        if self.root.pos_ not in ("VERB", "AUX"):
+            return "no_verb_root"
+        if self.subject is None:
+            return "imperative" if self.root.tag_ == "VB" else "no_subject"
+        if self.coordinated:
+            return "coordinated"
+        if not self.clean_end:
+            return "unclear_ending"
+        return None
+
+
+def _span(token: Token) -> list[int]:
+    return list(range(token.left_edge.i, token.right_edge.i + 1))
+
+
+def _block(draft: Draft, indices: list[int]) -> tuple[int, int] | None:
+    """Start/end positions of ``indices`` in the draft if they sit there contiguously in the same order."""
+    pos = draft.positions(indices)
+    if len(pos) != len(indices) or pos != list(range(pos[0], pos[0] + len(pos))):
+        return None
+    if [draft.items[p][0] for p in pos] != indices:
+        return None
+    return pos[0], pos[-1]
+
+
+def _replace_block(draft: Draft, indices: list[int], new_items: list[tuple[int, str]]) -> list[tuple[int, str]] | None:
+    block = _block(draft, indices)
+    if block is None:
+        return None
+    start, end = block
+    return [*draft.items[:start], *new_items, *draft.items[end + 1 :]]
+
+
+def _orig(indices) -> list[tuple[int, str]]:
+    return [(i, "") for i in indices]
+
+
+def _pronoun_case(tokens: list[int], doc: Doc, table: dict[str, str]) -> tuple[dict[int, str], str | None] | str:
+    """Overrides changing the case of a one-word pronoun phrase; a reason string when it cannot."""
+    if len(tokens) == 1:
+        tok = doc[tokens[0]]
+        if tok.tag_ in ("WP", "WDT"):
+            return "wh_word"
+        if tok.tag_ == "PRP":
+            new = table.get(tok.lower_)
+            if new is None:
+                return "reflexive_or_case"
+            return {tok.i: new} if new != tok.text else {}, new
+        return {}, None
+    if any(doc[i].tag_ in ("PRP", "WP", "WDT") for i in tokens):
+        return "pronoun_in_phrase"
+    return {}, None
+
+
+# ---------------------------------------------------------------- voice
+
+
+def _middle(p: Parsed, subj: Token) -> list[int] | str:
+    """Tokens between the subject and the verb; only auxiliaries, negation and adverbs may sit there."""
+    doc, root = p.doc, p.root
+    allowed: set[int] = set()
+    for c in root.children:
+        if c.dep_ in ("aux", "auxpass", "neg", "advmod") and subj.right_edge.i < c.i < root.i:
+            allowed.update(_span(c))
+    middle = list(range(subj.right_edge.i + 1, root.i))
+    if any(i not in allowed for i in middle):
+        return "interrupted"
+    if any(doc[i].text.startswith("'") for i in middle):
+        return "contracted_aux"
+    return middle
+
+
+def passive(p: Parsed) -> list[Edit] | str:
+    """Active -> passive: "The committee approved the budget." -> "The budget was approved by the committee."."""
+    problem = p.clause_problem()
+    if problem:
+        return problem
+    doc, root = p.doc, p.root
+    if root.pos_ != "VERB":
+        return "no_verb_root"
+    kids = list(root.children)
+    deps = {c.dep_ for c in kids}
+    if deps & {"auxpass", "nsubjpass"}:
+        return "already_passive"
+    if p.subject.dep_ != "nsubj":
+        return "no_subject"
+    objs = [c for c in kids if c.dep_ == "dobj"]
+    if len(objs) != 1:
+        return "no_object"
+    if deps & _COMPLEMENT_DEPS:
+        return "complex_complement"
+    subj, obj = p.subject, objs[0]
+    lemma = lemma_of(root.text, root.tag_)
+    if lemma in _VOICE_STOPLIST or (lemma, obj.lower_) in _IDIOMS:
+        return "no_passive_for_verb"
+    if not (subj.right_edge.i < root.i < obj.left_edge.i):
+        return "unusual_order"
+    middle = _middle(p, subj)
+    if isinstance(middle, str):
+        return middle
+    prts = [c.i for c in kids if c.dep_ == "prt"]
+    between = set(range(root.i + 1, obj.left_edge.i))
+    if not between <= set(prts):
+        return "interrupted"
+    if any(c.dep_ == "advcl" and not any(m.dep_ == "mark" for m in c.children) for c in kids):
+        return "participial_clause"
+    obj_span, subj_span = _span(obj), _span(subj)
+    if any(doc[i].text in (",", ";", ":", "(", ")") for i in subj_span):
+        return "complex_subject"
+    if p.splits_quote(subj_span) or p.splits_quote(obj_span) or p.splits_quote(range(subj.left_edge.i, obj.right_edge.i + 1)):
+        return "quotes"
+    end = obj.right_edge.i
+    if obj.right_edge.i + 1 in prts:
+        end += 1
+    elif any(i > end for i in prts):
+        return "interrupted"
+    if obj.lower_ in ("other", "another") or obj.tag_ in ("WP", "WDT"):
+        return "reflexive_or_case"
+    subj_case = _pronoun_case(subj_span, doc, SUBJECT_TO_OBJECT)
+    obj_case = _pronoun_case(obj_span, doc, OBJECT_TO_SUBJECT)
+    for case in (subj_case, obj_case):
+        if isinstance(case, str):
+            return case
+    agreement = person_number(obj, obj_case[1])
+    vbn = inflect(lemma, "VBN")
+    if vbn is None:
+        return "no_participle"
+
+    auxes = [c for c in kids if c.dep_ == "aux" and c.i < root.i]
+    negs = [i for i in middle if doc[i].dep_ == "neg" and doc[i].head == root]
+    advs = [i for i in middle if i not in negs and doc[i].dep_ not in ("aux", "auxpass")]
+    first: list[tuple[int, str]]
+    tail: list[tuple[int, str]] = []
+    if not auxes:
+        if root.tag_ not in ("VBD", "VBZ", "VBP"):
+            return "untensed_verb"
+        first = [(NEW, be_form(is_past(root), agreement))]
+    elif auxes[0].tag_ == "MD":
+        first = [(auxes[0].i, "")]
+        tail = _orig(a.i for a in auxes[1:])
+        last_aux = lemma_of(auxes[-1].text, auxes[-1].tag_) if len(auxes) > 1 else "modal"
+        if root.tag_ == "VB" and len(auxes) == 1:
+            tail.append((NEW, "be"))
+        elif root.tag_ == "VBN" and last_aux == "have" and len(auxes) == 2:
+            tail.append((NEW, "been"))
+        else:
+            return "aux_chain"
+    else:
+        if len(auxes) != 1:
+            return "aux_chain"
+        aux_lemma = lemma_of(auxes[0].text, auxes[0].tag_)
+        past = is_past(auxes[0])
+        if aux_lemma == "do" and root.tag_ == "VB":
+            first = [(NEW, be_form(past, agreement))]
+        elif aux_lemma == "have" and root.tag_ == "VBN":
+            first = [(NEW, finite_form("have", past, agreement))]
+            tail = [(NEW, "been")]
+        elif aux_lemma == "be" and root.tag_ == "VBG":
+            first = [(NEW, be_form(past, agreement))]
+            tail = [(NEW, "being")]
+        else:
+            return "aux_chain"
+
+    group = [*first, *_orig(negs), *_orig(advs), *tail, (root.i, ""), *_orig(prts)]
+    block = list(range(subj.left_edge.i, end + 1))
+    new_items = [*_orig(obj_span), *group, (NEW, "by"), *_orig(subj_span)]
+    overrides = {root.i: vbn, **subj_case[0], **obj_case[0]}
+    claims = frozenset({root.i, subj.i, obj.i, *(a.i for a in auxes), *negs, *prts})
+
+    def fn(draft: Draft) -> Draft | None:
+        items = _replace_block(draft, block, new_items)
+        return None if items is None else draft.derive("passive", claims, items, overrides)
+
+    return [Edit("passive", claims, fn, True)]
+
+
+def active(p: Parsed) -> list[Edit] | str:
+    """Passive with a ``by`` agent -> active: "The budget was approved by the committee." -> "The committee approved the budget."."""
+    problem = p.clause_problem()
+    if problem:
+        return problem
+    doc, root = p.doc, p.root
+    kids = list(root.children)
+    deps = {c.dep_ for c in kids}
+    if "nsubjpass" not in deps or root.tag_ != "VBN":
+        return "not_passive"
+    agents = [c for c in kids if c.dep_ == "agent" and c.lower_ == "by"]
+    if len(agents) != 1:
+        return "no_agent"
+    agent = agents[0]
+    pobjs = [c for c in agent.children if c.dep_ == "pobj"]
+    if len(pobjs) != 1 or len(list(agent.children)) != 1:
+        return "no_agent"
+    if deps & (_COMPLEMENT_DEPS | {"dobj"}):
+        return "complex_complement"
+    subj, new_subj = p.subject, pobjs[0]
+    prts = [c.i for c in kids if c.dep_ == "prt"]
+    if agent.i != root.i + 1 + len([i for i in prts if i < agent.i]) or any(i > agent.i for i in prts):
+        return "agent_not_after_verb"
+    if pobjs[0].left_edge.i != agent.i + 1:
+        return "no_agent"
+    middle = _middle(p, subj)
+    if isinstance(middle, str):
+        return middle
+    auxpass = [c for c in kids if c.dep_ == "auxpass"]
+    if len(auxpass) != 1 or lemma_of(auxpass[0].text, auxpass[0].tag_) != "be":
+        return "aux_chain"
+    subj_span, agent_np = _span(subj), _span(new_subj)
+    if any(doc[i].text in (",", ";", ":", "(", ")") for i in agent_np):
+        return "complex_agent"
+    if p.splits_quote(subj_span) or p.splits_quote(agent_np) or p.splits_quote(range(subj.left_edge.i, new_subj.right_edge.i + 1)):
+        return "quotes"
+    if any(c.dep_ == "advcl" and not any(m.dep_ == "mark" for m in c.children) for c in kids):
+        return "participial_clause"
+    subj_case = _pronoun_case(subj_span, doc, SUBJECT_TO_OBJECT)
+    agent_case = _pronoun_case(agent_np, doc, OBJECT_TO_SUBJECT)
+    for case in (subj_case, agent_case):
+        if isinstance(case, str):
+            return case
+    agreement = person_number(new_subj, agent_case[1])
+    lemma = lemma_of(root.text, root.tag_)
+    auxes = [c for c in kids if c.dep_ == "aux" and c.i < root.i]
+    negs = [i for i in middle if doc[i].dep_ == "neg" and doc[i].head == root]
+    advs = [i for i in middle if i not in negs and doc[i].dep_ not in ("aux", "auxpass")]
+    be = auxpass[0]
+    first: list[tuple[int, str]] = []
+    tail: list[tuple[int, str]] = []
+    verb = root.text
+    if not auxes:
+        if be.tag_ not in ("VBD", "VBZ", "VBP"):
+            return "aux_chain"
+        if negs:
+            first = [(NEW, finite_form("do", is_past(be), agreement))]
+            verb = lemma
+        else:
+            verb = finite_form(lemma, is_past(be), agreement)
+    elif auxes[0].tag_ == "MD":
+        first = [(auxes[0].i, "")]
+        tail = _orig(a.i for a in auxes[1:])
+        if len(auxes) == 1 and be.tag_ == "VB":
+            verb = lemma
+        elif len(auxes) == 2 and lemma_of(auxes[1].text, auxes[1].tag_) == "have" and be.lower_ == "been":
+            verb = root.text
+        else:
+            return "aux_chain"
+    elif len(auxes) == 1:
+        aux_lemma = lemma_of(auxes[0].text, auxes[0].tag_)
+        past = is_past(auxes[0])
+        if aux_lemma == "have" and be.lower_ == "been":
+            first = [(NEW, finite_form("have", past, agreement))]
+        elif aux_lemma == "be" and be.lower_ == "being":
+            first = [(NEW, be_form(past, agreement))]
+            verb = inflect(lemma, "VBG")
+        else:
+            return "aux_chain"
+    else:
+        return "aux_chain"
+    if not verb or not all(w for i, w in first if i == NEW):
+        return "no_inflection"
+    group = [*first, *_orig(negs), *_orig(advs), *tail, (root.i, ""), *_orig(prts)]
+    block = list(range(subj.left_edge.i, new_subj.right_edge.i + 1))
+    new_items = [*_orig(agent_np), *group, *_orig(subj_span)]
+    overrides = {root.i: verb.lower(), **subj_case[0], **agent_case[0]}
+    claims = frozenset({root.i, subj.i, new_subj.i, agent.i, be.i, *(a.i for a in auxes), *negs, *prts})
+
+    def fn(draft: Draft) -> Draft | None:
+        items = _replace_block(draft, block, new_items)
+        return None if items is None else draft.derive("active", claims, items, overrides)
+
+    return [Edit("active", claims, fn, True)]
+
+
+# ---------------------------------------------------------------- constituent movement
+
+
+def _is_temporal(token: Token) -> bool:
+    for t in (token, *(c for c in token.children if c.dep_ in ("nummod", "compound", "amod", "npadvmod", "det"))):
+        low = t.lower_
+        if low in _TIME_NOUNS or low in _MONTHS or low in _WEEKDAYS or _YEAR.match(low):
+            return True
+    return False
+
+
+def _trailing_adverbial_ok(c: Token) -> bool:
+    if c.dep_ == "prep":
+        pobjs = [x for x in c.children if x.dep_ == "pobj"]
+        if len(pobjs) != 1 or len(list(c.children)) != 1:
+            return False
+        if c.lower_ in _ADJUNCT_PREPS or (c.lower_ in _TEMPORAL_PREPS and _is_temporal(pobjs[0])):
+            return True
+        head = c.head
+        return (
+            c.lower_ in _PLACE_PREPS
+            and pobjs[0].tag_ == "NNP"
+            and lemma_of(head.text, head.tag_) not in _PLACE_COMPLEMENT_VERBS
+            and head.tag_ != "VBN"
+        )
+    if c.dep_ == "npadvmod":
+        return _is_temporal(c) and c.pos_ in ("NOUN", "PROPN")
+    if c.dep_ == "advmod":
+        return c.lower_ in _MOVABLE_ADVERBS and not list(c.children)
+    return False
+
+
+def _clause_ok(c: Token) -> bool:
+    if c.dep_ != "advcl":
+        return False
+    first = c.left_edge
+    return first.dep_ == "mark" and first.head == c and first.lower_ in _CLAUSE_MARKS
+
+
+def _fronting(p: Parsed, name: str, accept: Callable[[Token], bool], what: str) -> list[Edit] | str:
+    problem = p.clause_problem()
+    if problem:
+        return problem
+    doc, root, subj = p.doc, p.root, p.subject
+    if subj.left_edge.i != 0:
+        return "not_subject_first"
+    edits = []
+    for c in root.children:
+        if c.i < root.i or c.right_edge.i != p.last or not accept(c):
+            continue
+        span = _span(c)
+        if span[0] <= root.i or len(span) > 14 or p.splits_quote(span):
+            continue
+        comma = [span[0] - 1] if doc[span[0] - 1].text == "," else []
+        claims = frozenset({_FRONT, _END})
+
+        def fn(draft: Draft, span=span, comma=comma) -> Draft | None:
+            block = _block(draft, span)
+            if block is None:
+                return None
+            start, end = block
+            if any(draft.items[q][0] < 0 or doc[draft.items[q][0]].text not in _TERMINAL for q in range(end + 1, len(draft.items))):
+                return None
+            rest = [it for q, it in enumerate(draft.items) if not start <= q <= end and it[0] not in comma]
+            return draft.derive(name, claims, [*_orig(span), (NEW, ","), *rest])
+
+        edits.append(Edit(name, claims, fn, True))
+    return edits or f"no_trailing_{what}"
+
+
+def _backing(p: Parsed, name: str, accept: Callable[[Token], bool], what: str) -> list[Edit] | str:
+    problem = p.clause_problem()
+    if problem:
+        return problem
+    doc, root, subj = p.doc, p.root, p.subject
+    fronted = [c for c in root.children if c.i < root.i and c.left_edge.i == 0 and c != subj]
+    if len(fronted) != 1 or not accept(fronted[0]):
+        return f"no_fronted_{what}"
+    c = fronted[0]
+    span = _span(c)
+    if p.splits_quote(span):
+        return "quotes"
+    comma = span[-1] + 1
+    if doc[comma].text != "," or subj.left_edge.i != comma + 1:
+        return "no_comma_then_subject"
+    remainder = doc[comma + 1 : p.last + 1]
+    if any(t.text in (",", ";", ":", "(", "-", "–", "—") or t.dep_ in _BAD_REMAINDER_DEPS for t in remainder):
+        return "complex_remainder"
+    claims = frozenset({_FRONT, _END})
+
+    def fn(draft: Draft) -> Draft | None:
+        block = _block(draft, [*span, comma])
+        if block is None or block[0] != 0:
+            return None
+        rest = list(draft.items[block[1] + 1 :])
+        cut = len(rest)
+        while cut > 0 and rest[cut - 1][0] >= 0 and doc[rest[cut - 1][0]].text in _TERMINAL:
+            cut -= 1
+        return draft.derive(name, claims, [*rest[:cut], *_orig(span), *rest[cut:]])
+
+    return [Edit(name, claims, fn, True)]
+
+
+def _fronted_adverbial_ok(c: Token) -> bool:
+    if c.dep_ == "prep":
+        return c.lower_ not in _UNMOVABLE_FRONT_PREPS and c.pos_ == "ADP"
+    if c.dep_ == "npadvmod":
+        return _is_temporal(c)
+    if c.dep_ == "advmod":
+        return c.lower_ in _MOVABLE_ADVERBS and not list(c.children)
+    return False
+
+
+def front_adverbial(p: Parsed) -> list[Edit] | str:
+    """Trailing time/adjunct phrase to the front: "The museum opens at nine every morning." -> "Every morning, the museum opens at nine."."""
+    return _fronting(p, "front_adverbial", _trailing_adverbial_ok, "adverbial")
+
+
+def back_adverbial(p: Parsed) -> list[Edit] | str:
+    """Fronted adverbial to the end: "In 1921, the family moved to Paris." -> "The family moved to Paris in 1921."."""
+    return _backing(p, "back_adverbial", _fronted_adverbial_ok, "adverbial")
+
+
+def front_clause(p: Parsed) -> list[Edit] | str:
+    """Trailing subordinate clause to the front: "X because Y." -> "Because Y, X."."""
+    return _fronting(p, "front_clause", _clause_ok, "clause")
+
+
+def back_clause(p: Parsed) -> list[Edit] | str:
+    """Fronted subordinate clause to the end: "Because Y, X." -> "X because Y."."""
+    return _backing(p, "back_clause", _clause_ok, "clause")
+
+
+# ---------------------------------------------------------------- lexical
+
+
+def _plain(p: Parsed, t: Token) -> bool:
+    """A lower-case word outside quotes, not glued to a neighbour (hyphens, slashes)."""
+    doc = p.doc
+    if t.i in p.quoted or not t.is_alpha or not t.text.islower():
+        return False
+    if t.whitespace_ != _ORDINARY_WHITESPACE and not (t.i + 1 < len(doc) and doc[t.i + 1].is_punct and doc[t.i + 1].text not in "-/"):
+        return False
+    return t.i == 0 or doc[t.i - 1].whitespace_ == _ORDINARY_WHITESPACE
+
+
+_SYN_TAGS = {"NN": "NOUN", "NNS": "NOUN", "JJ": "ADJ", "RB": "ADV", "VB": "VERB", "VBD": "VERB", "VBG": "VERB", "VBN": "VERB", "VBP": "VERB", "VBZ": "VERB"}
+
+
+def _article_fix(doc: Doc, t: Token, new: str) -> dict[int, str] | None:
+    """Overrides for an ``a``/``an`` right before ``t`` when the new word changes the vowel sound; None if unsure."""
+    if t.i == 0:
+        return {}
+    prev = doc[t.i - 1]
+    if prev.lower_ not in ("a", "an"):
+        return {}
+    if (new[0] in "aeiou") == (t.lower_[0] in "aeiou"):
+        return {}
+    if new[0] in "uh" or t.lower_[0] in "uh":
+        return None
+    return {prev.i: "an" if new[0] in "aeiou" else "a"}
+
+
+def synonym(p: Parsed) -> list[Edit] | str:
+    """WordNet synonym in the word's most frequent sense, same part of speech and inflection."""
+    doc = p.doc
+    edits = []
+    for t in doc:
+        upos = _SYN_TAGS.get(t.tag_)
+        if upos is None or t.dep_ in ("aux", "auxpass", "neg", "compound", "prt", "det", "poss") or not _plain(p, t):
+            continue
+        if upos == "VERB" and any(c.dep_ == "prt" for c in t.children):
+            continue
+        if upos == "ADV" and not t.lower_.endswith("ly"):
+            continue
+        lemma = lemma_of(t.text, t.tag_) if upos in ("VERB", "NOUN") else t.lower_
+        if lemma in SYNONYM_STOPLIST:
+            continue
+        for syn in synonyms(lemma, upos)[:2]:
+            word = syn if t.tag_ in ("NN", "JJ", "RB", "VB") else inflect(syn, t.tag_)
+            if not word or word == t.lower_:
+                continue
+            fix = _article_fix(doc, t, word)
+            if fix is None:
+                continue
+            overrides = {t.i: word, **fix}
+            claims = frozenset(overrides)
+            edits.append(Edit("synonym", claims, lambda d, o=overrides, c=claims: d.derive("synonym", c, overrides=o), False))
+    return edits or "no_synonym"
+
+
+def antonym_negation(p: Parsed) -> list[Edit] | str:
+    """Predicate adjective -> negated antonym: "The house is large." -> "The house is not small."."""
+    doc, root = p.doc, p.root
+    if p.has_quotes or not p.single:
+        return "quotes" if p.has_quotes else "multiple_sentences"
+    if lemma_of(root.text, root.tag_) != "be" or root.pos_ != "AUX" or p.coordinated:
+        return "no_copula"
+    if any(c.dep_ == "neg" for c in root.children):
+        return "already_negated"
+    adjs = [c for c in root.children if c.dep_ == "acomp" and c.tag_ == "JJ" and not list(c.children) and _plain(p, c)]
+    if len(adjs) != 1 or adjs[0].i != root.i + 1 or p.subject is None:
+        return "no_plain_predicate_adjective"
+    adj = adjs[0]
+    auxes = [c for c in root.children if c.dep_ == "aux" and c.i < root.i]
+    anchor = auxes[0] if auxes else root
+    if anchor.text.startswith("'"):
+        return "contracted_aux"
+    edits = []
+    for ant in antonyms(adj.lower_)[:1]:
+        claims = frozenset({adj.i, anchor.i, root.i})
+
+        def fn(draft: Draft, ant=ant, claims=claims) -> Draft | None:
+            pos = draft.positions([anchor.i])
+            if not pos:
+                return None
+            items = list(draft.items)
+            items.insert(pos[0] + 1, (NEW, "not"))
+            return draft.derive("antonym_negation", claims, items, {adj.i: ant})
+
+        edits.append(Edit("antonym_negation", claims, fn, False))
+    return edits or "no_antonym"
+
+
+_CONTRACT_NEG = {"is": "is", "are": "are", "was": "was", "were": "were", "does": "does", "do": "do", "did": "did",
+                 "has": "has", "have": "have", "had": "had", "would": "would", "could": "could", "should": "should",
+                 "will": "wo", "can": "ca", "must": "must"}
+_EXPAND_NEG = {"wo": "will", "ca": "can", "sha": "shall"}
+_CONTRACT_PRON = {"am": "'m", "is": "'s", "are": "'re", "will": "'ll", "have": "'ve", "has": "'s"}
+_EXPAND_CLITIC = {"'m": "am", "'re": "are", "'ll": "will", "'ve": "have"}
+
+
+def contraction(p: Parsed) -> list[Edit] | str:
+    """Contract ("is not" -> "isn't", "it is" -> "it's") or expand ("doesn't" -> "does not")."""
+    doc = p.doc
+    edits = []
+    for t in doc[:-1]:
+        nxt = doc[t.i + 1]
+        if t.i in p.quoted:
+            continue
+        overrides: dict[int, str] = {}
+        if nxt.lower_ == "not" and nxt.dep_ == "neg" and t.lower_ in _CONTRACT_NEG and t.whitespace_:
+            overrides = {t.i: _CONTRACT_NEG[t.lower_], nxt.i: "n't"}
+        elif nxt.lower_ == "n't" and t.lower_ in ("ca",):
+            overrides = {t.i: "cannot", nxt.i: ""}
+        elif nxt.lower_ == "n't":
+            overrides = {t.i: _EXPAND_NEG.get(t.lower_, t.lower_), nxt.i: "not"}
+        elif t.tag_ == "PRP" and t.dep_ in ("nsubj", "nsubjpass") and nxt.lower_ in _CONTRACT_PRON and t.whitespace_:
+            if nxt.lower_ in ("have", "has") and nxt.dep_ != "aux":
+                continue
+            if nxt.lower_ == "am" and t.lower_ != "i" or t.lower_ == "i" and nxt.lower_ not in ("am", "will", "have"):
+                continue
+            if nxt.i + 1 >= len(doc) or doc[nxt.i + 1].is_punct:
+                continue
+            overrides = {nxt.i: _CONTRACT_PRON[nxt.lower_]}
+        elif nxt.lower_ in _EXPAND_CLITIC and t.tag_ == "PRP":
+            overrides = {nxt.i: _EXPAND_CLITIC[nxt.lower_]}
+        elif nxt.lower_ == "'s" and t.tag_ == "PRP" and nxt.tag_ == "VBZ":
+            overrides = {nxt.i: "is" if nxt.dep_ != "aux" or nxt.head.tag_ == "VBG" else "has" if nxt.head.tag_ == "VBN" else ""}
+            if not overrides[nxt.i]:
+                continue
+        else:
+            continue
+        if t.i == 0 and t.i in overrides:
+            overrides[t.i] = overrides[t.i].lower()
+        claims = frozenset({t.i, nxt.i})
+        edits.append(Edit("contraction", claims, lambda d, o=overrides, c=claims: d.derive("contraction", c, overrides=o), False))
+    return edits or "no_contractible_pair"
+
+
+_NUMBER_WORDS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty"
+).split()
+_NUMBER_VALUE = {w: i for i, w in enumerate(_NUMBER_WORDS)}
+
+
+def number_word(p: Parsed) -> list[Edit] | str:
+    """Counts of things between 2 and 20 in digits <-> words: "3 children" <-> "three children"."""
+    doc = p.doc
+    edits = []
+    for t in doc:
+        if t.tag_ != "CD" or t.dep_ != "nummod" or t.head.tag_ != "NNS" or t.head.i != t.i + 1 or t.i in p.quoted:
+            continue
+        if t.i > 0 and (doc[t.i - 1].text in ("$", "£", "€", "-", "/") or doc[t.i - 1].lower_ in _MONTHS or doc[t.i - 1].tag_ == "CD"):
+            continue
+        if t.head.lower_ in _MONTHS or not t.whitespace_:
+            continue
+        if t.text.isdigit() and 2 <= int(t.text) <= 20:
+            new = _NUMBER_WORDS[int(t.text)]
+        elif t.lower_ in _NUMBER_VALUE and 2 <= _NUMBER_VALUE[t.lower_] <= 20:
+            new = str(_NUMBER_VALUE[t.lower_])
+        else:
+            continue
+        claims = frozenset({t.i})
+        overrides = {t.i: new}
+        edits.append(Edit("number_word", claims, lambda d, o=overrides, c=claims: d.derive("number_word", c, overrides=o), False))
+    return edits or "no_count"
+
+
+RULES: dict[str, Callable[[Parsed], list[Edit] | str]] = {
+    "passive": passive,
+    "active": active,
+    "front_adverbial": front_adverbial,
+    "back_adverbial": back_adverbial,
+    "front_clause": front_clause,
+    "back_clause": back_clause,
+    "synonym": synonym,
+    "antonym_negation": antonym_negation,
+    "contraction": contraction,
+    "number_word": number_word,
+}
+"""All transforms, by name, in the order they are tried."""

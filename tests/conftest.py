@@ -1,0 +1,71 @@
+"""Shared fixtures: a tiny random BERT SentenceTransformer (fast, offline) and real sentences."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+os.environ.setdefault("ST_DEBIAS_DATA", str((REPO.parent / "shared" / "data").resolve()))
+os.environ.setdefault("NLTK_DATA", str(Path(os.environ["ST_DEBIAS_DATA"]) / "nltk_data"))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def build_tiny_model_dir(target: Path, seed: int = 0, hidden: int = 128, layers: int = 2) -> Path:
+    """Save a randomly initialised 2-layer BERT with the packaged all-MiniLM-L6-v2 tokenizer to ``target``."""
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from st_debias.paths import packaged_model_path
+
+    tokenizer = AutoTokenizer.from_pretrained(str(packaged_model_path()))
+    torch.manual_seed(seed)
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=2,
+        intermediate_size=2 * hidden,
+        max_position_embeddings=128,
+    )
+    BertModel(config).save_pretrained(str(target))
+    tokenizer.save_pretrained(str(target))
+    return target
+
+
+def load_tiny_model(model_dir: Path, max_seq_length: int = 32):
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Pooling
+    from sentence_transformers.base.modules import Transformer
+
+    transformer = Transformer(str(model_dir), max_seq_length=max_seq_length)
+    pooling = Pooling(transformer.get_embedding_dimension(), "mean")
+    return SentenceTransformer(modules=[transformer, pooling], device="cpu")
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tiny_model_dir(tmp_path_factory.mktemp("tiny-bert"))
+
+
+@pytest.fixture
+def tiny_model(tiny_model_dir: Path):
+    """A fresh tiny SentenceTransformer (2 layers, 128 wide, random weights) for each test."""
+    torch.manual_seed(0)
+    return load_tiny_model(tiny_model_dir)
+
+
+def first_sentences(count: int) -> list[str]:
+    """The first ``count`` sentences of the shared Wikipedia corpus (a uniform random sample)."""
+    from st_debias.paths import data_file
+
+    with open(data_file("corpus/wiki_sentences.txt"), encoding="utf-8") as handle:
+        return [next(handle).rstrip("\n") for _ in range(count)]
+
+
+@pytest.fixture(scope="session")
+def wiki_sentences() -> list[str]:
+    return first_sentences(512)

@@ -1,0 +1,62 @@
+"""``st-debias eval``: results.json with one entry per model, report, saved model folders, clear errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from st_debias.cli import main
+from st_debias.evaluation import evaluate_model
+from st_debias.evaluation.sts_data import STS_TASKS
+
+
+def test_eval_two_models_side_by_side(tiny_model_dir, mini_data, tmp_path, capsys):
+    """A folder saved by training evaluates like any model; results.json holds one entry per model."""
+    out = tmp_path / "eval"
+    code = main(
+        ["eval", str(tiny_model_dir), str(tiny_model_dir), "--tasks", "sts,bias", "--output", str(out),
+         "--data-dir", str(mini_data), "--negation-pairs", "20", "--no-progress"]
+    )  # fmt: skip
+    assert code == 0
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert len(results) == 2
+    entry = results[0]
+    assert set(entry["sts"]) == {*STS_TASKS, "avg"}
+    assert entry["bias"]["negation"]["pairs"] == 20
+    assert entry["bias"]["cont_oppn"]["STSBenchmark"]["eligible"] is True
+    assert entry["sources"]["sts"]["SICK-R"]["pairs"] == 60
+    assert entry["sources"]["negation"]["files"] == {"glue_diagnostic.tsv": 12, "nan_nli.tsv": 8}
+    assert results[0]["sts"] == results[1]["sts"]
+    assert (out / "report.md").exists() and (out / "sts_scores.png").exists()
+    assert "| metric |" in capsys.readouterr().out
+
+
+def test_unique_sentences_encoded_once_across_tasks(tiny_model, mini_data):
+    entry = evaluate_model(tiny_model, data_dir=mini_data, show_progress_bar=False, negation_pairs=10)
+    assert entry["encoded_sentences"] < sum(
+        2 * info["pairs"] for info in entry["sources"]["sts"].values()
+    ) + 2 * entry["sources"]["negation"]["pairs"]
+    assert entry["fingerprint"] and "timing_s" in entry
+
+
+def test_evaluate_model_mteb_block(tiny_model, mini_data):
+    entry = evaluate_model(tiny_model, tasks="sts,mteb", data_dir=mini_data, show_progress_bar=False)
+    assert "bias" not in entry
+    for task in STS_TASKS:
+        assert entry["mteb"][task] == pytest.approx(entry["sts"][task], abs=1e-3)
+    assert entry["sources"]["mteb"]["sources"]["SICK-R"]["pairs"] == 4927
+
+
+def test_missing_data_exit_code_and_message(tiny_model_dir, tmp_path, capsys):
+    code = main(["eval", str(tiny_model_dir), "--output", str(tmp_path / "o"), "--data-dir", str(tmp_path / "nowhere")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert str((tmp_path / "nowhere").resolve()) in err and "ST_DEBIAS_DATA" in err
+
+
+def test_unknown_task_group(tiny_model_dir, tmp_path, capsys):
+    assert main(["eval", str(tiny_model_dir), "--tasks", "sts,glue", "--output", str(tmp_path)]) == 2
+    assert "glue" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="Unknown evaluation task group"):
+        evaluate_model("unused", tasks=("sts", "glue"))

@@ -1,0 +1,283 @@
+"""Slow float64 oracles, written straight from each paper's equation.
+
+Every function loops explicitly over rows and candidates with Python floats (``math.exp`` /
+``math.log`` / ``math.fsum``). Nothing here imports ``st_debias``: a bug shared by the loss and its
+oracle would otherwise pass unnoticed. Where a paper leaves a choice open, the oracle follows the
+decision written in ``/work/shared/METHODS.md`` and the loss docstrings, and says so.
+
+Conventions: ``tau`` is the temperature (sentence-transformers' ``scale = 1 / tau``); embeddings are
+``(B, d)`` tensors or nested lists; "columns" are (anchor, positive, negative_1, ..., negative_n).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+Matrix = list[list[float]]
+
+
+# -- scalar helpers ---------------------------------------------------------------------------------
+def _rows(x) -> Matrix:
+    """A tensor (any dtype) or nested sequence as a list of rows of Python floats."""
+    if hasattr(x, "detach"):
+        x = x.detach().double().cpu().tolist()
+    return [[float(v) for v in row] for row in x]
+
+
+def _dot(u: Sequence[float], v: Sequence[float]) -> float:
+    return math.fsum(a * b for a, b in zip(u, v))
+
+
+def _norm(u: Sequence[float]) -> float:
+    return math.sqrt(_dot(u, u))
+
+
+def cosine(u: Sequence[float], v: Sequence[float]) -> float:
+    """cos(u, v) = u·v / (‖u‖‖v‖)."""
+    return _dot(u, v) / (_norm(u) * _norm(v))
+
+
+def _log_sum_exp(values: Sequence[float]) -> float:
+    top = max(values)
+    return top + math.log(math.fsum(math.exp(v - top) for v in values))
+
+
+def _reduce(per_row: list[float], reduction: str) -> float | list[float]:
+    if reduction == "none":
+        return per_row
+    if reduction == "mean":
+        return math.fsum(per_row) / len(per_row)
+    if reduction == "sum":
+        return math.fsum(per_row)
+    raise ValueError(reduction)
+
+
+# -- Focal-InfoNCE, Hou & Li 2023, eq. 2 -----------------------------------------------------------
+def focal_infonce_reference(
+    anchors, positives, negatives: Sequence = (), tau: float = 0.05, m: float = 0.3, reduction: str = "mean"
+):
+    """l_i = −log e^{(s_p^i)²/τ} / ( Σ_{j≠i} e^{s_n^{ij}(s_n^{ij}+m)/τ} + e^{(s_p^i)²/τ} ).
+
+    s_p^i = cos(anchor_i, positive_i); the negatives j ≠ i are the other rows' positives (the
+    two-view cosine matrix of the reference code) plus — the natural extension of METHODS §1 — every
+    row's hard negatives, with the same s(s+m) modulation. Mean over rows (reference code's reduction).
+    """
+    a, p = _rows(anchors), _rows(positives)
+    negs = [_rows(n) for n in negatives]
+    per_row = []
+    for i in range(len(a)):
+        s_p = cosine(a[i], p[i])
+        positive_term = s_p * s_p / tau
+        terms = [positive_term]
+        for j in range(len(p)):
+            if j != i:
+                s_n = cosine(a[i], p[j])
+                terms.append(s_n * (s_n + m) / tau)
+        for column in negs:
+            for j in range(len(column)):
+                s_n = cosine(a[i], column[j])
+                terms.append(s_n * (s_n + m) / tau)
+        per_row.append(_log_sum_exp(terms) - positive_term)
+    return _reduce(per_row, reduction)
+
+
+# -- DCLR, Zhou et al. 2022, eq. 5–6 (noise: §4.1 eq. 1–4) ----------------------------------------
+def dclr_weights_reference(anchor_guide, candidate_guides: Sequence, threshold: float) -> list[list[float]]:
+    """α_{i,c} of eq. 5: 0 where sim_C(h_i, h⁻) ≥ φ else 1, for every candidate column (flattened)."""
+    a = _rows(anchor_guide)
+    flat = [row for column in candidate_guides for row in _rows(column)]
+    return [[0.0 if cosine(a[i], c) >= threshold else 1.0 for c in flat] for i in range(len(a))]
+
+
+def dclr_reference(
+    anchors,
+    positives,
+    negatives: Sequence = (),
+    tau: float = 0.05,
+    guide: Sequence | None = None,
+    threshold: float = 0.9,
+    row_weights: Sequence[float] | None = None,
+    noise=None,
+    reduction: str = "mean",
+):
+    """Eq. 6 with true masking: l_i = −log e^{s_p/τ} / ( e^{s_p/τ} + Σ_{h⁻} α_{h⁻} e^{s(h_i,h⁻)/τ} ).
+
+    Candidates h⁻: every row's positive except row i's own, every row's hard negatives, then the
+    ``noise`` vectors (weight 1: the guide cannot embed them, METHODS §2). ``guide`` = one guide
+    embedding tensor per column (anchor first); α from :func:`dclr_weights_reference`. The positive
+    is never masked. Batch loss L = Σ_i w_i l_i / B (unit weights when ``row_weights`` is None).
+    """
+    a, p = _rows(anchors), _rows(positives)
+    negs = [_rows(n) for n in negatives]
+    extra = _rows(noise) if noise is not None else []
+    batch = len(a)
+    flat = p + [row for column in negs for row in column]
+    alpha = (
+        dclr_weights_reference(guide[0], list(guide[1:]), threshold)
+        if guide is not None
+        else [[1.0] * len(flat) for _ in range(batch)]
+    )
+    weights = [1.0] * batch if row_weights is None else [float(w) for w in row_weights]
+    per_row = []
+    for i in range(batch):
+        positive_logit = cosine(a[i], p[i]) / tau
+        terms = [positive_logit]
+        for c, candidate in enumerate(flat):
+            if c == i:  # the positive itself, already in and never masked
+                continue
+            if alpha[i][c] == 0.0:  # α = 0: the candidate leaves the denominator
+                continue
+            terms.append(cosine(a[i], candidate) / tau)
+        for vector in extra:
+            terms.append(cosine(a[i], vector) / tau)
+        per_row.append(weights[i] * (_log_sum_exp(terms) - positive_logit))
+    return _reduce(per_row, reduction)
+
+
+def _cosine_gradient_wrt_second(u: Sequence[float], v: Sequence[float]) -> list[float]:
+    """∂cos(u, v)/∂v = u / (‖u‖‖v‖) − cos(u, v) · v / ‖v‖²."""
+    nu, nv = _norm(u), _norm(v)
+    c = _dot(u, v) / (nu * nv)
+    return [ui / (nu * nv) - c * vi / (nv * nv) for ui, vi in zip(u, v)]
+
+
+def dclr_noise_reference(anchors, positives, initial_noise, steps: int, beta: float, tau: float) -> Matrix:
+    """DCLR §4.1: t steps of ĥ_j ← ĥ_j + β g(ĥ_j)/‖g(ĥ_j)‖₂ with g = ∇_{ĥ_j} L_U (eq. 3–4).
+
+    L_U is the batch-mean InfoNCE of the anchors against [positives | noise] (METHODS §2: the
+    reference code's candidate set and the main τ). The gradient is written out by hand:
+    ∂L_U/∂ĥ_j = (1/B) Σ_i softmax_i(ĥ_j) · (1/τ) · ∂cos(h_i, ĥ_j)/∂ĥ_j — no autograd.
+    """
+    a, p = _rows(anchors), _rows(positives)
+    noise = _rows(initial_noise)
+    batch = len(a)
+    for _ in range(steps):
+        gradients = [[0.0] * len(vector) for vector in noise]
+        for i in range(batch):
+            logits = [cosine(a[i], c) / tau for c in p] + [cosine(a[i], v) / tau for v in noise]
+            log_z = _log_sum_exp(logits)
+            for j, vector in enumerate(noise):
+                probability = math.exp(logits[len(p) + j] - log_z)
+                d_cos = _cosine_gradient_wrt_second(a[i], vector)
+                for k in range(len(vector)):
+                    gradients[j][k] += probability * d_cos[k] / (tau * batch)
+        updated = []
+        for vector, g in zip(noise, gradients):
+            g_norm = _norm(g)
+            updated.append([v + beta * gk / g_norm for v, gk in zip(vector, g)])
+        noise = updated
+    return noise
+
+
+# -- DebCSE, Miao et al. 2023, eq. 7–9 -------------------------------------------------------------
+def batch_norm_reference(columns: Sequence[Matrix], eps: float = 1e-5) -> list[Matrix]:
+    """z = (h − μ) / √(σ² + eps) per feature; μ, σ² (biased) over every row of every given column."""
+    rows = [row for column in columns for row in column]
+    dim = len(rows[0])
+    mean = [math.fsum(r[k] for r in rows) / len(rows) for k in range(dim)]
+    var = [math.fsum((r[k] - mean[k]) ** 2 for r in rows) / len(rows) for k in range(dim)]
+    return [[[(r[k] - mean[k]) / math.sqrt(var[k] + eps) for k in range(dim)] for r in column] for column in columns]
+
+
+def debcse_reference(
+    anchors,
+    positives,
+    negatives: Sequence = (),
+    tau: float = 0.05,
+    in_batch: str = "counterpart",
+    positive_in_denominator: bool = True,
+    batch_norm: str = "joint",
+    symmetric: bool = True,
+    eps: float = 1e-5,
+):
+    """𝓛 = L(z_{x_i}, h_{x_i⁺}) + L(z_{x_i⁺}, h_{x_i}) (eq. 7), each L averaged over rows, with
+
+    L(z_a, h_p) = −log e^{cos(z_a,h_p)/τ} / ( [e^{cos(z_a,h_p)/τ}] + Σ_k e^{cos(z_a, z_{x_i^{−,k}})/τ}
+                                              + Σ_{j≠i} e^{cos(z_a, z_j)/τ} )      (eq. 8–9)
+
+    Decisions (loss docstring): the bracketed positive term when ``positive_in_denominator``; z_j of
+    the other rows' "counterpart" side (term 1: z_{x_j⁺}, term 2: z_{x_j}), the "same" side, or
+    "both"; k over the row's own mined negatives only; BatchNorm without affine, biased variance,
+    the batch's own statistics, over all columns together ("joint") or column by column.
+    """
+    h = [_rows(anchors), _rows(positives)] + [_rows(n) for n in negatives]
+    z = batch_norm_reference(h, eps) if batch_norm == "joint" else [batch_norm_reference([c], eps)[0] for c in h]
+    batch = len(h[0])
+
+    def term(query: Matrix, target: Matrix, counterpart: Matrix, same: Matrix) -> float:
+        sides = {"counterpart": [counterpart], "same": [same], "both": [counterpart, same]}[in_batch]
+        per_row = []
+        for i in range(batch):
+            positive_logit = cosine(query[i], target[i]) / tau
+            terms = [positive_logit] if positive_in_denominator else []
+            for negative in z[2:]:
+                terms.append(cosine(query[i], negative[i]) / tau)
+            for side in sides:
+                for j in range(batch):
+                    if j != i:
+                        terms.append(cosine(query[i], side[j]) / tau)
+            per_row.append(_log_sum_exp(terms) - positive_logit)
+        return math.fsum(per_row) / batch
+
+    total = term(z[0], h[1], z[1], z[0])
+    if symmetric:
+        total += term(z[1], h[0], z[0], z[1])
+    return total
+
+
+# -- OssCSE, Shi et al. 2023, eq. 3–5 ----------------------------------------------------------------
+def infonce_reference(anchors, positives, tau: float = 0.05) -> float:
+    """SimCSE / MNRL: mean_i −log e^{s(a_i,p_i)/τ} / Σ_j e^{s(a_i,p_j)/τ} (in-batch negatives only)."""
+    a, p = _rows(anchors), _rows(positives)
+    per_row = []
+    for i in range(len(a)):
+        logits = [cosine(a[i], p[j]) / tau for j in range(len(p))]
+        per_row.append(_log_sum_exp(logits) - logits[i])
+    return math.fsum(per_row) / len(per_row)
+
+
+def osscse_margin_reference(anchors, paraphrases, negations, alpha: float = 0.05, beta: float = 0.2) -> float:
+    """l_m = mean_i U_m^i, U_m = max(s(h,hⁿ) − s(h,hᵖ) + α, 0) + max(s(h,hᵖ) − s(h,hⁿ) − β, 0) (eq. 3)."""
+    a, p, n = _rows(anchors), _rows(paraphrases), _rows(negations)
+    per_row = []
+    for i in range(len(a)):
+        s_p, s_n = cosine(a[i], p[i]), cosine(a[i], n[i])
+        per_row.append(max(s_n - s_p + alpha, 0.0) + max(s_p - s_n - beta, 0.0))
+    return math.fsum(per_row) / len(per_row)
+
+
+def osscse_reference(
+    anchors,
+    paraphrases,
+    negations,
+    dropout_view=None,
+    alpha: float = 0.05,
+    beta: float = 0.2,
+    margin_weight: float = 1e-3,
+    contrastive: str | None = "dropout",
+    tau: float = 0.05,
+) -> dict[str, float]:
+    """The parts of eq. 5 without l_r: {"contrastive": l_c, "margin": λ·l_m}.
+
+    l_c is SimCSE's InfoNCE of the anchor against its second dropout view ("dropout") or its
+    paraphrase ("paraphrase"), in-batch negatives only; absent when ``contrastive`` is None.
+    """
+    parts = {}
+    if contrastive == "dropout":
+        parts["contrastive"] = infonce_reference(anchors, dropout_view, tau)
+    elif contrastive == "paraphrase":
+        parts["contrastive"] = infonce_reference(anchors, paraphrases, tau)
+    parts["margin"] = margin_weight * osscse_margin_reference(anchors, paraphrases, negations, alpha, beta)
+    return parts
+
+
+def recall_reference(parameters: Sequence, start_values: Sequence, gamma: float) -> float:
+    """l_r = ½·γ·Σ_i (θ_i − θ*_i)² over every scalar of every parameter (eq. 4)."""
+    squares = []
+    for theta, theta_star in zip(parameters, start_values):
+        flat = theta.detach().double().reshape(-1).tolist()
+        flat_star = theta_star.detach().double().reshape(-1).tolist()
+        assert len(flat) == len(flat_star)
+        squares.extend((t - s) ** 2 for t, s in zip(flat, flat_star))
+    return 0.5 * gamma * math.fsum(squares)
