@@ -40,6 +40,11 @@ class CleanedSentences:
     sentences: list[str]
     positions: list[int]
     skipped: Counter[str] = field(default_factory=Counter)
+    skipped_positions: list[tuple[int, str]] = field(default_factory=list)
+
+    def skipped_between(self, start: int, stop: int) -> Counter[str]:
+        """Skip reasons of the inputs at positions ``start:stop`` (for shards)."""
+        return Counter(reason for position, reason in self.skipped_positions if start <= position < stop)
 
 
 def clean_sentences(
@@ -62,6 +67,7 @@ def clean_sentences(
     kept: list[str] = []
     positions: list[int] = []
     skipped: Counter[str] = Counter()
+    log: list[tuple[int, str]] = []
     seen: set[str] = set()
     for position, item in enumerate(items):
         if not isinstance(item, str):
@@ -74,16 +80,18 @@ def clean_sentences(
             if on_empty == "raise":
                 raise ValueError(f"Sentence at position {position} is empty or whitespace only.")
             skipped["empty"] += 1
+            log.append((position, "empty"))
             continue
         if text in seen and on_duplicate != "keep":
             if on_duplicate == "raise":
                 raise ValueError(f"Sentence at position {position} is a duplicate: {text!r:.80}")
             skipped["duplicate"] += 1
+            log.append((position, "duplicate"))
             continue
         seen.add(text)
         kept.append(text)
         positions.append(position)
-    return CleanedSentences(kept, positions, skipped)
+    return CleanedSentences(kept, positions, skipped, log)
 
 
 def check_sequence(sentences: Sequence[object], name: str = "sentences") -> None:

@@ -16,6 +16,7 @@ from st_debias.evaluation.bias import (
     cont_oppn_scores,
     cont_oppn_split,
     load_negation_pairs,
+    load_pair_rows,
     negation_probe,
     training_pair_statistics,
 )
@@ -39,6 +40,7 @@ __all__ = [
     "cont_oppn_split",
     "evaluate_model",
     "load_negation_pairs",
+    "load_pair_rows",
     "load_sts",
     "load_sts_file",
     "local_task",

@@ -278,6 +278,39 @@ def alignment_uniformity(
 # --------------------------------------------------------------------------------------------------
 
 
+def load_pair_rows(path: str | os.PathLike[str], limit: int | None = None) -> list[list[str]]:
+    """Rows of a training-pair file: ``.jsonl`` (field order = column order), ``.csv`` (quoted, header) or
+    ``.tsv`` (header, ``csv.QUOTE_NONE``). Column 0 anchor, 1 positive, the rest negatives.
+
+    Raises:
+        DataNotFoundError: the file does not exist.
+        ValueError: unknown extension.
+    """
+    import json
+
+    path = Path(path)
+    if not path.is_file():
+        raise DataNotFoundError(f"Training-pair file {path.resolve()} does not exist")
+    rows: list[list[str]] = []
+    with path.open(encoding="utf-8", newline="") as handle:
+        if path.suffix == ".jsonl":
+            for line in handle:
+                if line.strip():
+                    rows.append([v for v in json.loads(line).values() if isinstance(v, str)])
+        elif path.suffix in (".csv", ".tsv"):
+            if path.suffix == ".csv":
+                reader = csv.reader(handle)
+            else:
+                reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
+            next(reader, None)
+            rows = [row for row in reader if row]
+        else:
+            raise ValueError(f"{path}: training-pair files must be .jsonl, .csv or .tsv")
+        if limit is not None:
+            rows = rows[:limit]
+    return rows
+
+
 def _rows(dataset: Any) -> list[list[str]]:
     if hasattr(dataset, "column_names"):  # datasets.Dataset: columns in order
         columns = [dataset[name] for name in dataset.column_names]

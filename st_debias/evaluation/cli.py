@@ -51,6 +51,11 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         default=None,
         help="MTEB result cache folder (default: none; entries are keyed by a hash of the weights)",
     )
+    parser.add_argument(
+        "--pairs",
+        default=None,
+        help="training-pair file (.jsonl/.csv/.tsv: anchor, positive, negatives…) for overlap and cosine stats",
+    )
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
     parser.set_defaults(func=run)
     return parser
@@ -80,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
                 negation_pairs=args.negation_pairs or None,
                 mteb_data=args.mteb_data,
                 mteb_cache_dir=args.mteb_cache,
+                pair_dataset=args.pairs if "bias" in tasks else None,
             )
         except (DataNotFoundError, FileNotFoundError, ValueError) as error:
             print(f"st-debias eval: {error}", file=sys.stderr)

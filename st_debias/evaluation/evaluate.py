@@ -14,7 +14,9 @@ from st_debias.evaluation.bias import (
     cont_oppn_scores,
     cont_oppn_split,
     load_negation_pairs,
+    load_pair_rows,
     negation_probe,
+    training_pair_statistics,
 )
 from st_debias.evaluation.embeddings import EmbeddingCache, load_any_model, model_fingerprint
 from st_debias.evaluation.sts import STSSuite
@@ -45,6 +47,7 @@ def evaluate_model(
     negation_pairs: int | None = DEFAULT_NEGATION_PAIRS,
     mteb_data: str = "auto",
     mteb_cache_dir: str | os.PathLike[str] | None = None,
+    pair_dataset: Any | None = None,
 ) -> dict[str, Any]:
     """Evaluate one model and return its ``results.json`` entry.
 
@@ -63,6 +66,9 @@ def evaluate_model(
         negation_pairs: CANNOT pairs for the negation probe (default 3,000; None = all).
         mteb_data: ``auto``, ``local`` or ``hub`` (see :func:`st_debias.evaluation.mteb_tasks.mteb_tasks`).
         mteb_cache_dir: MTEB result cache; None disables it.
+        pair_dataset: optional training set of (anchor, positive, negative…) rows (a ``datasets.Dataset``,
+            rows, or a .jsonl/.csv/.tsv path); its lexical overlap and cosine under *this* model (as the
+            guide) go to ``bias.training_pairs`` (DebCSE Tables 1 and 4).
 
     Returns:
         ``{"model", "fingerprint", "sts": {task: score, "avg"}, "bias": {...}, "mteb": {...}, "sources":
@@ -113,6 +119,11 @@ def evaluate_model(
         sources["alignment_uniformity"] = (
             "STSBenchmark test: alignment over pairs with score > 4, uniformity over unique sentences"
         )
+        if pair_dataset is not None:
+            if isinstance(pair_dataset, str | os.PathLike):
+                sources["training_pairs"] = str(pair_dataset)
+                pair_dataset = load_pair_rows(pair_dataset)
+            entry["bias"]["training_pairs"] = training_pair_statistics(pair_dataset, guide=cache)
         timing["bias"] = time.perf_counter() - t0
 
     if "mteb" in groups:

@@ -92,6 +92,18 @@ def compare_table(results: list[dict[str, Any]]) -> str:
     if any(au):
         row("alignment ↓", [a.get("alignment") if a else None for a in au], 3)
         row("uniformity ↓", [a.get("uniformity") if a else None for a in au], 3)
+    pairs = [r.get("bias", {}).get("training_pairs") for r in results]
+    if any(pairs):
+        for kind in ("positive", "negative"):
+            row(
+                f"pair lexical overlap, {kind}", [p["lexical_overlap"][kind] if p else None for p in pairs], 3
+            )
+        for kind in ("positive", "negative"):
+            row(
+                f"pair cosine (this model as guide), {kind}",
+                [p["guide_cosine"][kind] if p and p.get("guide_cosine") else None for p in pairs],
+                3,
+            )
     return "\n".join(lines) + "\n"
 
 

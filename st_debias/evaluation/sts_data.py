@@ -97,6 +97,12 @@ class STSData:
         out: dict[str, object] = {"source": self.source, "pairs": len(self), "text_field": self.text_field}
         if self.sha256:
             out["sha256"] = self.sha256
+        if self.name == "SICK-R":
+            kinds = {
+                4927: "SentEval SICK-R test (4,927 pairs)",
+                9927: "MTEB hub SICK-R (9,927 pairs: train+trial+test)",
+            }
+            out["note"] = kinds.get(len(self), f"SICK-R variant with {len(self)} pairs")
         return out
 
 

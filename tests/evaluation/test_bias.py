@@ -104,7 +104,9 @@ def test_default_negation_probe_is_sorted_files_first_3000(shared_data):
 
 def test_negation_tsv_keeps_bare_quotes(tmp_path):
     path = tmp_path / "q.tsv"
-    path.write_text('sentence\tnegated\tparaphrase\nHe said "yes.\tHe said "no.\t\nA\tNot A\tAlso A\n', encoding="utf-8")
+    path.write_text(
+        'sentence\tnegated\tparaphrase\nHe said "yes.\tHe said "no.\t\nA\tNot A\tAlso A\n', encoding="utf-8"
+    )
     rows = read_negation_tsv(path)
     assert rows == [('He said "yes.', 'He said "no.', None), ("A", "Not A", "Also A")]
     (tmp_path / "bad.tsv").write_text("a\tb\n", encoding="utf-8")
@@ -155,7 +157,11 @@ def test_alignment_uniformity_match_explicit_formulas(fake_encoder_cls):
 
 def test_training_pair_statistics_simcse_and_explicit_negatives(fake_encoder_cls):
     """SimCSE rows (anchor = positive) give overlap 1.0 on positives; explicit negatives are used when given."""
-    simcse = [("the cat sat", "the cat sat"), ("a dog ran home", "a dog ran home"), ("birds fly", "birds fly")]
+    simcse = [
+        ("the cat sat", "the cat sat"),
+        ("a dog ran home", "a dog ran home"),
+        ("birds fly", "birds fly"),
+    ]
     stats = training_pair_statistics(simcse)
     assert stats["lexical_overlap"]["positive"] == 1.0
     assert stats["negative_kind"].startswith("in-batch")
@@ -180,3 +186,18 @@ def test_training_pair_statistics_accepts_hf_dataset():
     assert stats["rows"] == 2 and stats["lexical_overlap"]["positive"] == pytest.approx(0.75)
     with pytest.raises(ValueError, match="≥ 2 rows"):
         training_pair_statistics([("only", "one")])
+
+
+def test_load_pair_rows_formats(tmp_path):
+    from st_debias.evaluation.bias import load_pair_rows
+    from st_debias.paths import DataNotFoundError
+
+    (tmp_path / "p.csv").write_text('sent0,sent1,hard_neg\n"a, b",c,d\n', encoding="utf-8")
+    (tmp_path / "p.tsv").write_text('a\tb\nsaid "x\ty\n', encoding="utf-8")
+    assert load_pair_rows(tmp_path / "p.csv") == [["a, b", "c", "d"]]
+    assert load_pair_rows(tmp_path / "p.tsv") == [['said "x', "y"]]
+    with pytest.raises(DataNotFoundError, match="does not exist"):
+        load_pair_rows(tmp_path / "missing.jsonl")
+    (tmp_path / "p.txt").write_text("x", encoding="utf-8")
+    with pytest.raises(ValueError, match=".jsonl, .csv or .tsv"):
+        load_pair_rows(tmp_path / "p.txt")

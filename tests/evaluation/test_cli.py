@@ -34,9 +34,11 @@ def test_eval_two_models_side_by_side(tiny_model_dir, mini_data, tmp_path, capsy
 
 def test_unique_sentences_encoded_once_across_tasks(tiny_model, mini_data):
     entry = evaluate_model(tiny_model, data_dir=mini_data, show_progress_bar=False, negation_pairs=10)
-    assert entry["encoded_sentences"] < sum(
-        2 * info["pairs"] for info in entry["sources"]["sts"].values()
-    ) + 2 * entry["sources"]["negation"]["pairs"]
+    assert (
+        entry["encoded_sentences"]
+        < sum(2 * info["pairs"] for info in entry["sources"]["sts"].values())
+        + 2 * entry["sources"]["negation"]["pairs"]
+    )
     assert entry["fingerprint"] and "timing_s" in entry
 
 
@@ -49,7 +51,16 @@ def test_evaluate_model_mteb_block(tiny_model, mini_data):
 
 
 def test_missing_data_exit_code_and_message(tiny_model_dir, tmp_path, capsys):
-    code = main(["eval", str(tiny_model_dir), "--output", str(tmp_path / "o"), "--data-dir", str(tmp_path / "nowhere")])
+    code = main(
+        [
+            "eval",
+            str(tiny_model_dir),
+            "--output",
+            str(tmp_path / "o"),
+            "--data-dir",
+            str(tmp_path / "nowhere"),
+        ]
+    )
     assert code == 2
     err = capsys.readouterr().err
     assert str((tmp_path / "nowhere").resolve()) in err and "ST_DEBIAS_DATA" in err
@@ -60,3 +71,25 @@ def test_unknown_task_group(tiny_model_dir, tmp_path, capsys):
     assert "glue" in capsys.readouterr().err
     with pytest.raises(ValueError, match="Unknown evaluation task group"):
         evaluate_model("unused", tasks=("sts", "glue"))
+
+
+def test_training_pair_file_through_cli(tiny_model_dir, mini_data, tmp_path):
+    """DebCSE-style pair statistics from a file, with the evaluated model as the guide."""
+    pairs = tmp_path / "pairs.jsonl"
+    rows = [
+        {"anchor": "the cat sat", "positive": "the cat sat", "negative": "a dog ran"},
+        {"anchor": "birds fly south", "positive": "birds fly", "negative": "fish swim"},
+    ]
+    pairs.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "eval"
+    code = main(
+        ["eval", str(tiny_model_dir), "--tasks", "bias", "--output", str(out), "--data-dir", str(mini_data),
+         "--negation-pairs", "5", "--pairs", str(pairs), "--no-progress"]
+    )  # fmt: skip
+    assert code == 0
+    entry = json.loads((out / "results.json").read_text(encoding="utf-8"))[0]
+    stats = entry["bias"]["training_pairs"]
+    assert stats["lexical_overlap"]["positive"] == pytest.approx((1 + 2 / 3) / 2)
+    assert stats["guide_cosine"]["positive"] > stats["guide_cosine"]["negative"]
+    assert "sts" not in entry
+    assert "pair lexical overlap, positive" in (out / "report.md").read_text(encoding="utf-8")

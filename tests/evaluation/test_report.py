@@ -33,7 +33,11 @@ def _entry(name: str, shift: float) -> dict:
                     "cont": {"pairs": 868, "spearman": 86.0 + shift},
                     "oppn": {"pairs": 511, "spearman": 66.0 - shift},
                 },
-                "SICK-R": {"eligible": False, "cont": {"pairs": 1, "spearman": None}, "oppn": {"pairs": 2, "spearman": None}},
+                "SICK-R": {
+                    "eligible": False,
+                    "cont": {"pairs": 1, "spearman": None},
+                    "oppn": {"pairs": 2, "spearman": None},
+                },
             },
             "negation": {
                 "pairs": 12,
@@ -44,7 +48,9 @@ def _entry(name: str, shift: float) -> dict:
             },
             "alignment_uniformity": {"alignment": 0.3, "uniformity": -2.0},
         },
-        "sources": {"sts": {"STS12": {"source": "/data/sts/sts12.jsonl", "pairs": 3108, "text_field": "processed"}}},
+        "sources": {
+            "sts": {"STS12": {"source": "/data/sts/sts12.jsonl", "pairs": 3108, "text_field": "processed"}}
+        },
     }
 
 

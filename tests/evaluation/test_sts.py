@@ -65,7 +65,9 @@ def test_suite_uses_all_pairs_not_subset_mean(fake_encoder_cls, tmp_path):
             table[s1] = [1.0, 0.0]
             table[s2] = [np.cos(angle), np.sin(angle)]
             rows.append({"sentence1": s1, "sentence2": s2, "score": float(i), "subset": subset})
-    (tmp_path / "sts" / "sts12.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (tmp_path / "sts" / "sts12.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8"
+    )
     scores = STSSuite(["STS12"], tmp_path).evaluate(EmbeddingCache(fake_encoder_cls(table, dim=2)))
     gold = [r["score"] for r in rows]
     cos = [np.cos(0.2 * i + off) for i in range(4) for off in (0.0, 1.0)]

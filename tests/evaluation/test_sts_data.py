@@ -30,13 +30,21 @@ def test_pair_counts_match_senteval(shared_data, name):
     assert data.describe()["pairs"] == SENTEVAL_PAIRS[name]
     assert data.describe()["source"].endswith(sts_data.LOCAL_FILES[name].split("/")[-1])
     assert len(data.describe()["sha256"]) == 64
+    if name == "SICK-R":
+        assert data.describe()["note"] == "SentEval SICK-R test (4,927 pairs)"
 
 
 def test_processed_text_is_the_senteval_field(tmp_path):
     """The protocol feeds ``sentence1`` (SentEval text), not ``sentence1_raw``; ``raw`` opts in to the other."""
     path = tmp_path / "x.jsonl"
     rows = [
-        {"sentence1": "a man ' s dog .", "sentence2": "b", "sentence1_raw": "A man's dog.", "sentence2_raw": "B", "score": 1},
+        {
+            "sentence1": "a man ' s dog .",
+            "sentence2": "b",
+            "sentence1_raw": "A man's dog.",
+            "sentence2_raw": "B",
+            "score": 1,
+        },
         {"sentence1": "c", "sentence2": "d", "sentence1_raw": "C", "sentence2_raw": "D", "score": 4.5},
     ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")

@@ -18,7 +18,9 @@ from spacy.tokens import Doc, Token
 NEW = -1
 """Index of an inserted word in :attr:`Draft.items`."""
 
-_NO_SPACE_BEFORE = frozenset({",", ".", ";", ":", "!", "?", ")", "]", "}", "%", "n't", "'s", "'re", "'m", "'ll", "'ve", "'d"})
+_NO_SPACE_BEFORE = frozenset(
+    {",", ".", ";", ":", "!", "?", ")", "]", "}", "%", "n't", "'s", "'re", "'m", "'ll", "'ve", "'d"}
+)
 _NO_SPACE_AFTER = frozenset({"(", "[", "{", "$"})
 
 
@@ -77,33 +79,46 @@ def keeps_capital(token: Token) -> bool:
     return token.tag_ in ("NNP", "NNPS") or text == "I" or any(c.isupper() for c in text[1:])
 
 
-def render(doc: Doc, draft: Draft) -> str:
+def render(doc: Doc, draft: Draft, surface: Surface | None = None) -> str:
     """Turn a draft back into text: original spacing where neighbours stay neighbours, else one space.
 
     The first word is capitalised; the original first token is lower-cased when it moved away from the
-    front, unless it is a proper noun, "I" or an acronym.
+    front, unless it is a proper noun, "I" or an acronym. Pass ``surface`` (made once per sentence) to
+    avoid re-reading the Doc on every call.
     """
+    texts, spaces, keep0 = surface if surface is not None else surface_of(doc)
     out: list[str] = []
     prev_idx, prev_text = NEW, ""
     overrides = draft.overrides
     for idx, new_text in draft.items:
         if idx >= 0:
-            text = overrides.get(idx, doc[idx].text)
+            text = overrides.get(idx, texts[idx])
         else:
             text = new_text
         if not text:
             continue
         if not out:
             text = text[0].upper() + text[1:]
-        elif idx == 0 and 0 not in overrides and not keeps_capital(doc[0]):
+        elif idx == 0 and not keep0 and 0 not in overrides:
             text = text[0].lower() + text[1:]
         if out:
             if prev_idx >= 0 and idx == prev_idx + 1 and prev_idx not in overrides and idx not in overrides:
-                out.append(doc[prev_idx].whitespace_)
-            elif text.lower() in _NO_SPACE_BEFORE or prev_text in _NO_SPACE_AFTER:
+                out.append(spaces[prev_idx])
+            elif text.lower() in _NO_SPACE_BEFORE or text == "'" or prev_text in _NO_SPACE_AFTER:
                 pass
             else:
                 out.append(" ")
         out.append(text)
         prev_idx, prev_text = idx, text
     return "".join(out).strip()
+
+
+Surface = tuple[list[str], list[str], bool]
+"""Token texts, trailing whitespace, and whether the first token keeps its capital (see :func:`render`)."""
+
+
+def surface_of(doc: Doc) -> Surface:
+    """What :func:`render` needs from a Doc, read once."""
+    texts = [t.text for t in doc]
+    spaces = [t.whitespace_ for t in doc]
+    return texts, spaces, keeps_capital(doc[0]) if len(doc) else True

@@ -7,12 +7,20 @@ import zlib
 from collections.abc import Sequence
 
 from st_debias.data.generators import Candidate, CandidateGenerator
-from st_debias.data.syntactic.draft import Draft, render
+from st_debias.data.syntactic.draft import Draft, render, surface_of
 from st_debias.data.syntactic.rules import RULES, Edit, Parsed
 from st_debias.data.text import match_error_rate, words
 
-STRUCTURAL = ("passive", "active", "front_adverbial", "back_adverbial", "front_clause", "back_clause")
-LEXICAL = ("synonym", "antonym_negation", "contraction", "number_word")
+STRUCTURAL = (
+    "passive",
+    "active",
+    "front_adverbial",
+    "back_adverbial",
+    "front_clause",
+    "back_clause",
+    "genitive",
+)
+LEXICAL = ("coordination", "relative_reduction", "synonym", "antonym_negation", "contraction", "number_word")
 
 
 class SyntacticParaphraser(CandidateGenerator):
@@ -162,6 +170,7 @@ class SyntacticParaphraser(CandidateGenerator):
         starts: list[Edit | None] = [*structural, None] if structural else [None]
         rng.shuffle(starts)
         base = Draft.identity(doc)
+        surface = surface_of(doc)
         seen = {text}
         found: list[Candidate] = []
         for attempt in range(3 * self.max_candidates):
@@ -172,24 +181,24 @@ class SyntacticParaphraser(CandidateGenerator):
                 if applied is None:
                     continue
                 draft = applied
-                mer = match_error_rate(original, words(render(doc, draft)))
+                mer = match_error_rate(original, words(render(doc, draft, surface)))
                 if mer > high:
                     continue
             pool = [e for e in edits if e is not start]
             rng.shuffle(pool)
             for edit in pool:
-                if mer >= low:
+                if draft.transforms and mer >= low:
                     break
                 new = edit.apply(draft)
                 if new is None:
                     continue
-                new_mer = match_error_rate(original, words(render(doc, new)))
+                new_mer = match_error_rate(original, words(render(doc, new, surface)))
                 if new_mer > high:
                     continue
                 draft, mer = new, new_mer
-            if not low <= mer <= high:
+            if not draft.transforms or not low <= mer <= high:
                 continue
-            out = render(doc, draft)
+            out = render(doc, draft, surface)
             if out in seen:
                 continue
             seen.add(out)

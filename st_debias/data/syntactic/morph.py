@@ -11,11 +11,28 @@ from lemminflect import getInflection, getLemma
 from spacy.tokens import Token
 
 # Case of personal pronouns when a subject becomes a ``by`` agent / an object becomes the subject.
-SUBJECT_TO_OBJECT = {"i": "me", "he": "him", "she": "her", "we": "us", "they": "them", "it": "it", "you": "you"}
-OBJECT_TO_SUBJECT = {"me": "I", "him": "he", "her": "she", "us": "we", "them": "they", "it": "it", "you": "you"}
+SUBJECT_TO_OBJECT = {
+    "i": "me",
+    "he": "him",
+    "she": "her",
+    "we": "us",
+    "they": "them",
+    "it": "it",
+    "you": "you",
+}
+OBJECT_TO_SUBJECT = {
+    "me": "I",
+    "him": "he",
+    "her": "she",
+    "us": "we",
+    "them": "they",
+    "it": "it",
+    "you": "you",
+}
 _PLURAL_WORDS = frozenset({"we", "they", "you", "these", "those", "both", "many", "several", "us", "them"})
 
 _UPOS_OF_TAG = {"N": "NOUN", "V": "VERB", "J": "ADJ", "R": "ADV"}
+_INFLECTION_TAGS = frozenset("VB VBD VBG VBN VBP VBZ NN NNS JJ JJR JJS RB RBR RBS".split())
 _WN_POS = {"NOUN": "n", "VERB": "v", "ADJ": "a", "ADV": "r"}
 
 
@@ -26,7 +43,9 @@ def lemma_of(word: str, tag: str) -> str:
     ``found``/VBD gives ``find`` (not ``found``) because ``find`` + VBD = ``found``.
     """
     word = word.lower()
-    upos = _UPOS_OF_TAG.get(tag[:1], "VERB")
+    if tag not in _INFLECTION_TAGS:
+        return word
+    upos = _UPOS_OF_TAG[tag[:1]]
     lemmas = getLemma(word, upos=upos)
     if not lemmas:
         return word
@@ -55,7 +74,9 @@ def person_number(head: Token, text: str | None = None) -> str:
         return "1sg"
     if word in _PLURAL_WORDS or head.tag_ in ("NNS", "NNPS"):
         return "pl"
-    if any(c.dep_ == "conj" for c in head.children) and any(c.dep_ == "cc" and c.lower_ == "and" for c in head.children):
+    if any(c.dep_ == "conj" for c in head.children) and any(
+        c.dep_ == "cc" and c.lower_ == "and" for c in head.children
+    ):
         return "pl"
     return "3sg"
 
@@ -96,6 +117,16 @@ def _wordnet():
 
 
 @lru_cache(maxsize=1)
+def wordnet_available() -> bool:
+    """Whether NLTK finds WordNet offline (``NLTK_DATA``); without it the WordNet rules decline."""
+    try:
+        _wordnet()
+    except LookupError:
+        return False
+    return True
+
+
+@lru_cache(maxsize=1)
 def _sense_counts() -> dict[str, int]:
     """WordNet sense-key -> tagged-corpus count, read once from ``cntlist.rev`` (NLTK searches it per call)."""
     counts: dict[str, int] = {}
@@ -132,6 +163,12 @@ def _is_plain_word(name: str) -> bool:
     return name.isalpha() and name.islower()
 
 
+SYNONYM_MIN_COUNT = 1
+"""Least tagged-corpus count (SemCor) of a word and of its synonym in the shared sense."""
+SYNONYM_MIN_RATIO = 0.1
+"""Least count of the synonym relative to the word's own count in that sense."""
+
+
 @lru_cache(maxsize=65536)
 def synonyms(lemma: str, upos: str) -> tuple[str, ...]:
     """Frequent-sense synonyms of ``lemma``: same first synset, single words, frequent enough.
@@ -144,14 +181,14 @@ def synonyms(lemma: str, upos: str) -> tuple[str, ...]:
     if pos is None:
         return ()
     synset, count = _first_sense(lemma, pos)
-    if synset is None or count < 3:
+    if synset is None or count < SYNONYM_MIN_COUNT:
         return ()
     out = []
     for lm in synset.lemmas():
         name = lm.name()
         if name == lemma or not _is_plain_word(name) or name in BAD_SYNONYMS:
             continue
-        if _sense_counts().get(lm.key(), 0) < max(3, 0.2 * count):
+        if _sense_counts().get(lm.key(), 0) < max(SYNONYM_MIN_COUNT, SYNONYM_MIN_RATIO * count):
             continue
         if _first_offset(name, pos) != synset.offset():
             continue
@@ -172,7 +209,11 @@ def antonyms(lemma: str) -> tuple[str, ...]:
         for ant in lm.antonyms():
             name = ant.name()
             counts = _sense_counts()
-            if _is_plain_word(name) and counts.get(ant.key(), 0) >= 3 and _first_offset(name, "a") == ant.synset().offset():
+            if (
+                _is_plain_word(name)
+                and counts.get(ant.key(), 0) >= 3
+                and _first_offset(name, "a") == ant.synset().offset()
+            ):
                 out.append(name)
     return tuple(out)
 
@@ -189,4 +230,6 @@ SYNONYM_STOPLIST = frozenset(
     point place case end side top head order term record fact lot deal""".split()
 )
 # Synonyms WordNet offers in a frequent sense that read wrongly in running text.
-BAD_SYNONYMS = frozenset({"use", "let", "earlier", "pic", "flick", "nigh", "hokey", "cocksure", "chief", "boss", "lady", "dame"})
+BAD_SYNONYMS = frozenset(
+    {"use", "let", "earlier", "pic", "flick", "nigh", "hokey", "cocksure", "chief", "boss", "lady", "dame"}
+)

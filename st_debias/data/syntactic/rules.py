@@ -30,6 +30,7 @@ from st_debias.data.syntactic.morph import (
     lemma_of,
     person_number,
     synonyms,
+    wordnet_available,
 )
 
 _QUOTES = frozenset({'"', "“", "”", "``", "''", "„", "«", "»"})
@@ -45,7 +46,9 @@ _TIME_NOUNS = frozenset(
     minute minutes weekend weekends period era time times today yesterday tomorrow""".split()
 )
 # Prepositions whose phrase is an adjunct whatever its object (safe to move to the front).
-_ADJUNCT_PREPS = frozenset({"during", "after", "before", "since", "until", "throughout", "despite", "following", "amid"})
+_ADJUNCT_PREPS = frozenset(
+    {"during", "after", "before", "since", "until", "throughout", "despite", "following", "amid"}
+)
 # Prepositions whose phrase is an adjunct when its object is a time expression.
 _TEMPORAL_PREPS = frozenset({"in", "on", "at", "by", "for", "within", "around"})
 # Prepositions whose phrase is a place adjunct when its object is a proper name (verbs below excepted).
@@ -61,17 +64,45 @@ _MOVABLE_ADVERBS = frozenset(
     now""".split()
 )
 _CLAUSE_MARKS = frozenset(
-    {"because", "although", "though", "when", "whenever", "while", "if", "unless", "until", "after", "before", "once", "whereas"}
+    {
+        "because",
+        "although",
+        "though",
+        "when",
+        "whenever",
+        "while",
+        "if",
+        "unless",
+        "until",
+        "after",
+        "before",
+        "once",
+        "whereas",
+    }
 )
 # Verbs without a natural passive, and verb+object idioms that must not be passivised.
 _VOICE_STOPLIST = frozenset(
     "have lack resemble cost weigh fit suit equal become get let marry mean total possess contain hold reach".split()
 )
 _IDIOMS = frozenset(
-    {("take", "place"), ("take", "part"), ("take", "care"), ("make", "sense"), ("pay", "attention"), ("give", "birth"),
-     ("take", "advantage"), ("make", "use"), ("take", "office"), ("take", "time"), ("do", "nothing"), ("lose", "track")}
+    {
+        ("take", "place"),
+        ("take", "part"),
+        ("take", "care"),
+        ("make", "sense"),
+        ("pay", "attention"),
+        ("give", "birth"),
+        ("take", "advantage"),
+        ("make", "use"),
+        ("take", "office"),
+        ("take", "time"),
+        ("do", "nothing"),
+        ("lose", "track"),
+    }
 )
-_COMPLEMENT_DEPS = frozenset({"dative", "ccomp", "xcomp", "oprd", "attr", "acomp", "iobj", "csubj", "csubjpass", "expl", "parataxis"})
+_COMPLEMENT_DEPS = frozenset(
+    {"dative", "ccomp", "xcomp", "oprd", "attr", "acomp", "iobj", "csubj", "csubjpass", "expl", "parataxis"}
+)
 _BAD_REMAINDER_DEPS = frozenset({"relcl", "acl", "advcl", "ccomp", "conj", "appos", "parataxis", "cc"})
 _ORDINARY_WHITESPACE = " "
 
@@ -109,6 +140,7 @@ class Parsed:
     """What every rule needs to know about one parsed sentence."""
 
     doc: Doc
+    tokens: list[Token]
     root: Token
     subject: Token | None
     single: bool
@@ -122,13 +154,14 @@ class Parsed:
 
     @classmethod
     def of(cls, doc: Doc) -> Parsed:
+        tokens = list(doc)
         sents = list(doc.sents)
         root = sents[0].root
         subject = next((c for c in root.children if c.dep_ in ("nsubj", "nsubjpass", "csubj", "expl")), None)
         quoted: set[int] = set()
         regions: list[tuple[int, int]] = []
         opened: int | None = None
-        for t in doc:
+        for t in tokens:
             if t.text in _QUOTES:
                 if opened is None:
                     opened = t.i
@@ -137,14 +170,24 @@ class Parsed:
                     opened = None
             if opened is not None or t.text in _QUOTES:
                 quoted.add(t.i)
-        last = len(doc) - 1
-        while last > 0 and doc[last].is_punct:
+        last = len(tokens) - 1
+        while last > 0 and tokens[last].is_punct:
             last -= 1
-        clean_end = all(doc[i].text in _TERMINAL for i in range(last + 1, len(doc)))
+        clean_end = all(tokens[i].text in _TERMINAL for i in range(last + 1, len(tokens)))
         coordinated = any(c.dep_ == "conj" and c.pos_ in ("VERB", "AUX") for c in root.children)
         return cls(
-            doc, root, subject, len(sents) == 1, bool(quoted), frozenset(quoted), tuple(regions), opened is None,
-            last, clean_end, coordinated,
+            doc,
+            tokens,
+            root,
+            subject,
+            len(sents) == 1,
+            bool(quoted),
+            frozenset(quoted),
+            tuple(regions),
+            opened is None,
+            last,
+            clean_end,
+            coordinated,
         )
 
     def splits_quote(self, indices) -> bool:
@@ -183,7 +226,9 @@ def _block(draft: Draft, indices: list[int]) -> tuple[int, int] | None:
     return pos[0], pos[-1]
 
 
-def _replace_block(draft: Draft, indices: list[int], new_items: list[tuple[int, str]]) -> list[tuple[int, str]] | None:
+def _replace_block(
+    draft: Draft, indices: list[int], new_items: list[tuple[int, str]]
+) -> list[tuple[int, str]] | None:
     block = _block(draft, indices)
     if block is None:
         return None
@@ -195,7 +240,9 @@ def _orig(indices) -> list[tuple[int, str]]:
     return [(i, "") for i in indices]
 
 
-def _pronoun_case(tokens: list[int], doc: Doc, table: dict[str, str]) -> tuple[dict[int, str], str | None] | str:
+def _pronoun_case(
+    tokens: list[int], doc: Doc, table: dict[str, str]
+) -> tuple[dict[int, str], str | None] | str:
     """Overrides changing the case of a one-word pronoun phrase; a reason string when it cannot."""
     if len(tokens) == 1:
         tok = doc[tokens[0]]
@@ -267,7 +314,11 @@ def passive(p: Parsed) -> list[Edit] | str:
     obj_span, subj_span = _span(obj), _span(subj)
     if any(doc[i].text in (",", ";", ":", "(", ")") for i in subj_span):
         return "complex_subject"
-    if p.splits_quote(subj_span) or p.splits_quote(obj_span) or p.splits_quote(range(subj.left_edge.i, obj.right_edge.i + 1)):
+    if (
+        p.splits_quote(subj_span)
+        or p.splits_quote(obj_span)
+        or p.splits_quote(range(subj.left_edge.i, obj.right_edge.i + 1))
+    ):
         return "quotes"
     end = obj.right_edge.i
     if obj.right_edge.i + 1 in prts:
@@ -368,7 +419,11 @@ def active(p: Parsed) -> list[Edit] | str:
     subj_span, agent_np = _span(subj), _span(new_subj)
     if any(doc[i].text in (",", ";", ":", "(", ")") for i in agent_np):
         return "complex_agent"
-    if p.splits_quote(subj_span) or p.splits_quote(agent_np) or p.splits_quote(range(subj.left_edge.i, new_subj.right_edge.i + 1)):
+    if (
+        p.splits_quote(subj_span)
+        or p.splits_quote(agent_np)
+        or p.splits_quote(range(subj.left_edge.i, new_subj.right_edge.i + 1))
+    ):
         return "quotes"
     if any(c.dep_ == "advcl" and not any(m.dep_ == "mark" for m in c.children) for c in kids):
         return "participial_clause"
@@ -434,7 +489,10 @@ def active(p: Parsed) -> list[Edit] | str:
 
 
 def _is_temporal(token: Token) -> bool:
-    for t in (token, *(c for c in token.children if c.dep_ in ("nummod", "compound", "amod", "npadvmod", "det"))):
+    for t in (
+        token,
+        *(c for c in token.children if c.dep_ in ("nummod", "compound", "amod", "npadvmod", "det")),
+    ):
         low = t.lower_
         if low in _TIME_NOUNS or low in _MONTHS or low in _WEEKDAYS or _YEAR.match(low):
             return True
@@ -486,12 +544,15 @@ def _fronting(p: Parsed, name: str, accept: Callable[[Token], bool], what: str) 
         comma = [span[0] - 1] if doc[span[0] - 1].text == "," else []
         claims = frozenset({_FRONT, _END})
 
-        def fn(draft: Draft, span=span, comma=comma) -> Draft | None:
+        def fn(draft: Draft, span=span, comma=comma, claims=claims) -> Draft | None:
             block = _block(draft, span)
             if block is None:
                 return None
             start, end = block
-            if any(draft.items[q][0] < 0 or doc[draft.items[q][0]].text not in _TERMINAL for q in range(end + 1, len(draft.items))):
+            if any(
+                draft.items[q][0] < 0 or doc[draft.items[q][0]].text not in _TERMINAL
+                for q in range(end + 1, len(draft.items))
+            ):
                 return None
             rest = [it for q, it in enumerate(draft.items) if not start <= q <= end and it[0] not in comma]
             return draft.derive(name, claims, [*_orig(span), (NEW, ","), *rest])
@@ -571,12 +632,25 @@ def _plain(p: Parsed, t: Token) -> bool:
     doc = p.doc
     if t.i in p.quoted or not t.is_alpha or not t.text.islower():
         return False
-    if t.whitespace_ != _ORDINARY_WHITESPACE and not (t.i + 1 < len(doc) and doc[t.i + 1].is_punct and doc[t.i + 1].text not in "-/"):
+    if t.whitespace_ != _ORDINARY_WHITESPACE and not (
+        t.i + 1 < len(doc) and doc[t.i + 1].is_punct and doc[t.i + 1].text not in "-/"
+    ):
         return False
     return t.i == 0 or doc[t.i - 1].whitespace_ == _ORDINARY_WHITESPACE
 
 
-_SYN_TAGS = {"NN": "NOUN", "NNS": "NOUN", "JJ": "ADJ", "RB": "ADV", "VB": "VERB", "VBD": "VERB", "VBG": "VERB", "VBN": "VERB", "VBP": "VERB", "VBZ": "VERB"}
+_SYN_TAGS = {
+    "NN": "NOUN",
+    "NNS": "NOUN",
+    "JJ": "ADJ",
+    "RB": "ADV",
+    "VB": "VERB",
+    "VBD": "VERB",
+    "VBG": "VERB",
+    "VBN": "VERB",
+    "VBP": "VERB",
+    "VBZ": "VERB",
+}
 
 
 def _article_fix(doc: Doc, t: Token, new: str) -> dict[int, str] | None:
@@ -595,20 +669,26 @@ def _article_fix(doc: Doc, t: Token, new: str) -> dict[int, str] | None:
 
 def synonym(p: Parsed) -> list[Edit] | str:
     """WordNet synonym in the word's most frequent sense, same part of speech and inflection."""
+    if not wordnet_available():
+        return "no_wordnet"
     doc = p.doc
     edits = []
-    for t in doc:
+    for t in p.tokens:
         upos = _SYN_TAGS.get(t.tag_)
-        if upos is None or t.dep_ in ("aux", "auxpass", "neg", "compound", "prt", "det", "poss") or not _plain(p, t):
+        if (
+            upos is None
+            or t.dep_ in ("aux", "auxpass", "neg", "compound", "prt", "det", "poss")
+            or not _plain(p, t)
+        ):
             continue
         if upos == "VERB" and any(c.dep_ == "prt" for c in t.children):
-            continue
-        if upos == "ADV" and not t.lower_.endswith("ly"):
             continue
         lemma = lemma_of(t.text, t.tag_) if upos in ("VERB", "NOUN") else t.lower_
         if lemma in SYNONYM_STOPLIST:
             continue
         for syn in synonyms(lemma, upos)[:2]:
+            if upos == "NOUN" and lemma_of(syn, "NN") != syn:
+                continue
             word = syn if t.tag_ in ("NN", "JJ", "RB", "VB") else inflect(syn, t.tag_)
             if not word or word == t.lower_:
                 continue
@@ -617,20 +697,33 @@ def synonym(p: Parsed) -> list[Edit] | str:
                 continue
             overrides = {t.i: word, **fix}
             claims = frozenset(overrides)
-            edits.append(Edit("synonym", claims, lambda d, o=overrides, c=claims: d.derive("synonym", c, overrides=o), False))
+            edits.append(
+                Edit(
+                    "synonym",
+                    claims,
+                    lambda d, o=overrides, c=claims: d.derive("synonym", c, overrides=o),
+                    False,
+                )
+            )
     return edits or "no_synonym"
 
 
 def antonym_negation(p: Parsed) -> list[Edit] | str:
     """Predicate adjective -> negated antonym: "The house is large." -> "The house is not small."."""
-    doc, root = p.doc, p.root
-    if p.has_quotes or not p.single:
-        return "quotes" if p.has_quotes else "multiple_sentences"
+    root = p.root
+    if not wordnet_available():
+        return "no_wordnet"
+    if not p.single:
+        return "multiple_sentences"
     if lemma_of(root.text, root.tag_) != "be" or root.pos_ != "AUX" or p.coordinated:
         return "no_copula"
     if any(c.dep_ == "neg" for c in root.children):
         return "already_negated"
-    adjs = [c for c in root.children if c.dep_ == "acomp" and c.tag_ == "JJ" and not list(c.children) and _plain(p, c)]
+    adjs = [
+        c
+        for c in root.children
+        if c.dep_ == "acomp" and c.tag_ == "JJ" and not list(c.children) and _plain(p, c)
+    ]
     if len(adjs) != 1 or adjs[0].i != root.i + 1 or p.subject is None:
         return "no_plain_predicate_adjective"
     adj = adjs[0]
@@ -654,9 +747,24 @@ def antonym_negation(p: Parsed) -> list[Edit] | str:
     return edits or "no_antonym"
 
 
-_CONTRACT_NEG = {"is": "is", "are": "are", "was": "was", "were": "were", "does": "does", "do": "do", "did": "did",
-                 "has": "has", "have": "have", "had": "had", "would": "would", "could": "could", "should": "should",
-                 "will": "wo", "can": "ca", "must": "must"}
+_CONTRACT_NEG = {
+    "is": "is",
+    "are": "are",
+    "was": "was",
+    "were": "were",
+    "does": "does",
+    "do": "do",
+    "did": "did",
+    "has": "has",
+    "have": "have",
+    "had": "had",
+    "would": "would",
+    "could": "could",
+    "should": "should",
+    "will": "wo",
+    "can": "ca",
+    "must": "must",
+}
 _EXPAND_NEG = {"wo": "will", "ca": "can", "sha": "shall"}
 _CONTRACT_PRON = {"am": "'m", "is": "'s", "are": "'re", "will": "'ll", "have": "'ve", "has": "'s"}
 _EXPAND_CLITIC = {"'m": "am", "'re": "are", "'ll": "will", "'ve": "have"}
@@ -666,8 +774,7 @@ def contraction(p: Parsed) -> list[Edit] | str:
     """Contract ("is not" -> "isn't", "it is" -> "it's") or expand ("doesn't" -> "does not")."""
     doc = p.doc
     edits = []
-    for t in doc[:-1]:
-        nxt = doc[t.i + 1]
+    for t, nxt in zip(p.tokens, p.tokens[1:]):
         if t.i in p.quoted:
             continue
         overrides: dict[int, str] = {}
@@ -677,10 +784,20 @@ def contraction(p: Parsed) -> list[Edit] | str:
             overrides = {t.i: "cannot", nxt.i: ""}
         elif nxt.lower_ == "n't":
             overrides = {t.i: _EXPAND_NEG.get(t.lower_, t.lower_), nxt.i: "not"}
-        elif t.tag_ == "PRP" and t.dep_ in ("nsubj", "nsubjpass") and nxt.lower_ in _CONTRACT_PRON and t.whitespace_:
+        elif (
+            t.tag_ == "PRP"
+            and t.dep_ in ("nsubj", "nsubjpass")
+            and nxt.lower_ in _CONTRACT_PRON
+            and t.whitespace_
+        ):
             if nxt.lower_ in ("have", "has") and nxt.dep_ != "aux":
                 continue
-            if nxt.lower_ == "am" and t.lower_ != "i" or t.lower_ == "i" and nxt.lower_ not in ("am", "will", "have"):
+            if (
+                nxt.lower_ == "am"
+                and t.lower_ != "i"
+                or t.lower_ == "i"
+                and nxt.lower_ not in ("am", "will", "have")
+            ):
                 continue
             if nxt.i + 1 >= len(doc) or doc[nxt.i + 1].is_punct:
                 continue
@@ -688,7 +805,13 @@ def contraction(p: Parsed) -> list[Edit] | str:
         elif nxt.lower_ in _EXPAND_CLITIC and t.tag_ == "PRP":
             overrides = {nxt.i: _EXPAND_CLITIC[nxt.lower_]}
         elif nxt.lower_ == "'s" and t.tag_ == "PRP" and nxt.tag_ == "VBZ":
-            overrides = {nxt.i: "is" if nxt.dep_ != "aux" or nxt.head.tag_ == "VBG" else "has" if nxt.head.tag_ == "VBN" else ""}
+            overrides = {
+                nxt.i: "is"
+                if nxt.dep_ != "aux" or nxt.head.tag_ == "VBG"
+                else "has"
+                if nxt.head.tag_ == "VBN"
+                else ""
+            }
             if not overrides[nxt.i]:
                 continue
         else:
@@ -696,7 +819,14 @@ def contraction(p: Parsed) -> list[Edit] | str:
         if t.i == 0 and t.i in overrides:
             overrides[t.i] = overrides[t.i].lower()
         claims = frozenset({t.i, nxt.i})
-        edits.append(Edit("contraction", claims, lambda d, o=overrides, c=claims: d.derive("contraction", c, overrides=o), False))
+        edits.append(
+            Edit(
+                "contraction",
+                claims,
+                lambda d, o=overrides, c=claims: d.derive("contraction", c, overrides=o),
+                False,
+            )
+        )
     return edits or "no_contractible_pair"
 
 
@@ -711,10 +841,16 @@ def number_word(p: Parsed) -> list[Edit] | str:
     """Counts of things between 2 and 20 in digits <-> words: "3 children" <-> "three children"."""
     doc = p.doc
     edits = []
-    for t in doc:
-        if t.tag_ != "CD" or t.dep_ != "nummod" or t.head.tag_ != "NNS" or t.head.i != t.i + 1 or t.i in p.quoted:
+    for t in p.tokens:
+        if t.tag_ != "CD" or t.dep_ != "nummod" or t.head.tag_ != "NNS" or t.i in p.quoted:
             continue
-        if t.i > 0 and (doc[t.i - 1].text in ("$", "£", "€", "-", "/") or doc[t.i - 1].lower_ in _MONTHS or doc[t.i - 1].tag_ == "CD"):
+        if t.head.i <= t.i or any(x.dep_ not in ("amod", "compound") for x in p.tokens[t.i + 1 : t.head.i]):
+            continue
+        if t.i > 0 and (
+            doc[t.i - 1].text in ("$", "£", "€", "-", "/")
+            or doc[t.i - 1].lower_ in _MONTHS
+            or doc[t.i - 1].tag_ == "CD"
+        ):
             continue
         if t.head.lower_ in _MONTHS or not t.whitespace_:
             continue
@@ -726,8 +862,198 @@ def number_word(p: Parsed) -> list[Edit] | str:
             continue
         claims = frozenset({t.i})
         overrides = {t.i: new}
-        edits.append(Edit("number_word", claims, lambda d, o=overrides, c=claims: d.derive("number_word", c, overrides=o), False))
+        edits.append(
+            Edit(
+                "number_word",
+                claims,
+                lambda d, o=overrides, c=claims: d.derive("number_word", c, overrides=o),
+                False,
+            )
+        )
     return edits or "no_count"
+
+
+# ---------------------------------------------------------------- noun-phrase rewrites
+
+# Heads of "the N of X" that are partitive, appositive or naming, where "X's N" would change the meaning.
+_NO_GENITIVE_HEADS = frozenset(
+    """city town state county village province region island river kingdom republic country name title term
+    word number series kind type sort part lot group set pair couple amount majority rest most some one
+    all none many few each use total variety range list bit piece couple dozen hundreds thousands millions
+    percent percentage member members half third quarter end beginning start middle side top bottom form
+    fact idea issue problem case way means method act process""".split()
+)
+_POSSESSOR_DEPS = frozenset({"compound", "det", "amod"})
+
+
+def _simple_possessor(p: Parsed, head: Token, allow_det: bool) -> list[int] | None:
+    """Tokens of a short possessor phrase (proper name, or [the] [adj] noun), or None."""
+    span = _span(head)
+    if len(span) > 4 or span[-1] != head.i or head.tag_ not in ("NNP", "NNPS", "NN", "NNS"):
+        return None
+    for i in span[:-1]:
+        t = p.doc[i]
+        if (
+            t.dep_ not in _POSSESSOR_DEPS
+            or t.head != head
+            or (t.dep_ == "det" and (not allow_det or t.lower_ != "the"))
+        ):
+            return None
+        if not (t.is_alpha or t.dep_ == "compound"):
+            return None
+    if any(p.doc[i].i in p.quoted for i in span):
+        return None
+    return span
+
+
+def genitive(p: Parsed) -> list[Edit] | str:
+    """Genitive alternation: "the capital of France" <-> "France's capital"."""
+    edits = []
+    for n1 in p.tokens:
+        if n1.tag_ not in ("NN", "NNS") or n1.lower_ in _NO_GENITIVE_HEADS or n1.i in p.quoted:
+            continue
+        kids = list(n1.children)
+        left = [c for c in kids if c.i < n1.i]
+        right = [c for c in kids if c.i > n1.i]
+        if right and len(right) == 1 and right[0].lower_ == "of" and right[0].dep_ == "prep":
+            # the N1 of N2  ->  N2's N1
+            if not left or left[0].lower_ != "the" or left[0].dep_ != "det" or left[0].i != n1.left_edge.i:
+                continue
+            if any(c.dep_ not in ("det", "amod", "compound") for c in left):
+                continue
+            of = right[0]
+            pobjs = [c for c in of.children if c.dep_ == "pobj"]
+            if len(pobjs) != 1 or len(list(of.children)) != 1 or of.i != n1.i + 1:
+                continue
+            n2 = pobjs[0]
+            poss = _simple_possessor(p, n2, allow_det=True)
+            if poss is None or n2.right_edge.i != n1.right_edge.i:
+                continue
+            marker = "'" if n2.tag_ in ("NNS", "NNPS") and n2.lower_.endswith("s") else "'s"
+            mods = [i for i in range(left[0].i + 1, n1.i)]
+            block = list(range(n1.left_edge.i, n1.right_edge.i + 1))
+            new_items = [*_orig(poss), (NEW, marker), *_orig(mods), (n1.i, "")]
+            claims = frozenset({*block})
+        elif left and not right:
+            # N2's N1  ->  the N1 of N2
+            possessors = [c for c in left if c.dep_ == "poss"]
+            if len(possessors) != 1 or possessors[0].i != n1.left_edge.i:
+                continue
+            n2 = possessors[0]
+            case = [c for c in n2.children if c.dep_ == "case"]
+            if len(case) != 1 or case[0].lower_ not in ("'s", "'") or case[0].i != n2.right_edge.i:
+                continue
+            if any(c.dep_ not in ("poss", "amod", "compound") for c in left):
+                continue
+            head_span = [i for i in _span(n2) if i != case[0].i]
+            poss = _simple_possessor_tokens(p, n2, head_span)
+            if poss is None:
+                continue
+            mods = list(range(case[0].i + 1, n1.i))
+            block = list(range(n1.left_edge.i, n1.i + 1))
+            new_items = [(NEW, "the"), *_orig(mods), (n1.i, ""), (NEW, "of"), *_orig(poss)]
+            claims = frozenset({*block})
+        else:
+            continue
+        if p.splits_quote(block):
+            continue
+
+        def fn(draft: Draft, block=block, new_items=new_items, claims=claims) -> Draft | None:
+            items = _replace_block(draft, block, new_items)
+            return None if items is None else draft.derive("genitive", claims, items)
+
+        edits.append(Edit("genitive", claims, fn, True))
+    return edits or "no_genitive"
+
+
+def _simple_possessor_tokens(p: Parsed, n2: Token, span: list[int]) -> list[int] | None:
+    if not span or len(span) > 4 or n2.tag_ not in ("NNP", "NNPS", "NN", "NNS") or span[-1] != n2.i:
+        return None
+    for i in span[:-1]:
+        t = p.doc[i]
+        if t.dep_ not in _POSSESSOR_DEPS or t.head != n2:
+            return None
+    if any(i in p.quoted for i in span):
+        return None
+    return span
+
+
+_FIXED_PAIRS = frozenset(
+    {"rock", "law", "salt", "bread", "black", "trial", "research", "arts", "crafts", "ladies"}
+)
+
+
+def coordination(p: Parsed) -> list[Edit] | str:
+    """Swap two coordinated names or bare nouns: "Britain and France" -> "France and Britain"."""
+    doc = p.doc
+    edits = []
+    for a in p.tokens:
+        if a.pos_ not in ("PROPN", "NOUN") or a.i in p.quoted:
+            continue
+        conj = [c for c in a.children if c.dep_ == "conj"]
+        cc = [c for c in a.children if c.dep_ == "cc"]
+        if (
+            len(conj) != 1
+            or len(cc) != 1
+            or cc[0].lower_ != "and"
+            or any(c.dep_ == "preconj" for c in a.children)
+        ):
+            continue
+        b, and_ = conj[0], cc[0]
+        if b.pos_ != a.pos_ or a.lower_ in _FIXED_PAIRS or b.tag_ != a.tag_ and a.pos_ == "NOUN":
+            continue
+        a_span = list(range(a.left_edge.i, and_.i))
+        b_span = _span(b)
+        if and_.i != a.i + 1 or b_span[0] != and_.i + 1 or b.right_edge.i != a.right_edge.i:
+            continue
+        allowed = ("compound",) if a.pos_ == "PROPN" else ("compound", "amod")
+        ok = all(doc[i].dep_ in allowed and doc[i].head == a for i in a_span[:-1])
+        ok = ok and all(doc[i].dep_ in allowed and doc[i].head == b for i in b_span[:-1])
+        ok = (
+            ok
+            and all(doc[i].is_alpha for i in (*a_span, *b_span))
+            and not any(c.dep_ not in (*allowed, "conj", "cc") for c in a.children)
+        )
+        ok = ok and not list(c for c in b.children if c.dep_ not in allowed)
+        if not ok or len(a_span) > 3 or len(b_span) > 3 or p.splits_quote([*a_span, *b_span]):
+            continue
+        block = [*a_span, and_.i, *b_span]
+        new_items = [*_orig(b_span), (and_.i, ""), *_orig(a_span)]
+        claims = frozenset(block)
+
+        def fn(draft: Draft, block=block, new_items=new_items, claims=claims) -> Draft | None:
+            items = _replace_block(draft, block, new_items)
+            return None if items is None else draft.derive("coordination", claims, items)
+
+        edits.append(Edit("coordination", claims, fn, False))
+    return edits or "no_coordinated_pair"
+
+
+def relative_reduction(p: Parsed) -> list[Edit] | str:
+    """Passive relative clause -> reduced relative: "a bridge which was built in 1900" -> "a bridge built in 1900"."""
+    tokens = p.tokens
+    edits = []
+    for v in tokens:
+        if v.dep_ != "relcl" or v.tag_ != "VBN" or v.i < 2 or v.i in p.quoted:
+            continue
+        rel, aux = tokens[v.i - 2], tokens[v.i - 1]
+        if rel.lower_ not in ("which", "that", "who") or rel.dep_ != "nsubjpass" or rel.head != v:
+            continue
+        if aux.dep_ != "auxpass" or aux.lower_ not in ("is", "are", "was", "were") or aux.head != v:
+            continue
+        if any(c.dep_ in ("neg", "aux") for c in v.children) or v.left_edge.i != rel.i:
+            continue
+        claims = frozenset({rel.i, aux.i, v.i})
+        overrides = {rel.i: "", aux.i: ""}
+        edits.append(
+            Edit(
+                "relative_reduction",
+                claims,
+                lambda d, o=overrides, c=claims: d.derive("relative_reduction", c, overrides=o),
+                False,
+            )
+        )
+    return edits or "no_passive_relative"
 
 
 RULES: dict[str, Callable[[Parsed], list[Edit] | str]] = {
@@ -737,6 +1063,9 @@ RULES: dict[str, Callable[[Parsed], list[Edit] | str]] = {
     "back_adverbial": back_adverbial,
     "front_clause": front_clause,
     "back_clause": back_clause,
+    "genitive": genitive,
+    "coordination": coordination,
+    "relative_reduction": relative_reduction,
     "synonym": synonym,
     "antonym_negation": antonym_negation,
     "contraction": contraction,

@@ -1,0 +1,88 @@
+"""Time IPW negatives for the full corpus against the encoding floor, in one process.
+
+The floor is the guide model encoding the corpus (``encode_corpus`` with the cache off). The IPW
+negative step then runs on those embeddings: exact range top-K neighbour search plus eq. 1–4 sampling.
+Ratio = (encode + neighbours + sampling) / encode. Peak memory is the process's max RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import time
+from pathlib import Path
+
+import torch
+
+from st_debias.data.corpus import clean_sentences, read_sentences
+from st_debias.data.embeddings import encode_shard, merge_shards
+from st_debias.data.ipw import sample_negatives
+from st_debias.paths import load_model
+
+
+def load() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--limit", type=int, default=None, help="first N corpus sentences (default all)")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--pool-size", type=int, default=64)
+    parser.add_argument("--block-size", type=int, default=4096)
+    parser.add_argument("--shards", type=int, default=10, help="encode in this many cached shards")
+    parser.add_argument("--out", default="benchmarks/builders/results/ipw_full_corpus.json")
+    args = parser.parse_args()
+    result: dict[str, object] = {"args": vars(args), "torch_threads": torch.get_num_threads(),
+                                 "cpus": os.cpu_count(), "python": platform.python_version(),
+                                 "load_start": load()}
+    sentences = clean_sentences(read_sentences(limit=args.limit)).sentences
+    result["sentences"] = len(sentences)
+    model = load_model()
+    # Encode in shards (cached under $ST_DEBIAS_CACHE, so an interrupted run resumes); each shard's
+    # encoding time is appended to a progress log the first time it is encoded.
+    progress_path = Path(args.out).with_suffix(".progress.jsonl")
+    logged = {}
+    if progress_path.exists():
+        for line in progress_path.read_text().splitlines():
+            entry = json.loads(line)
+            logged[entry["shard"]] = entry
+    parts = []
+    for index in range(args.shards):
+        if index in logged:
+            parts.append(encode_shard(sentences, index, args.shards, model, batch_size=args.batch_size))
+            continue
+        t0 = time.perf_counter()
+        parts.append(encode_shard(sentences, index, args.shards, model, batch_size=args.batch_size))
+        entry = {"shard": index, "of": args.shards, "sentences": len(parts[-1]),
+                 "seconds": time.perf_counter() - t0, "load": load()}
+        logged[index] = entry
+        with progress_path.open("a") as handle:
+            handle.write(json.dumps(entry) + "\n")
+        print(json.dumps(entry), flush=True)
+    embeddings = merge_shards(parts)
+    result["encode_seconds"] = sum(entry["seconds"] for entry in logged.values())
+    result["encode_shards"] = [logged[i] for i in range(args.shards)]
+    result["load_after_encode"] = load()
+    print(json.dumps(result), flush=True)
+    t0 = time.perf_counter()
+    negatives = sample_negatives(sentences, embeddings, pool_size=args.pool_size, block_size=args.block_size)
+    result["negatives_seconds"] = time.perf_counter() - t0
+    result["negatives_timings"] = negatives.timings
+    result["ratio_total_over_encode"] = (result["encode_seconds"] + result["negatives_seconds"]) / result[
+        "encode_seconds"]
+    result["anchors_with_2_negatives"] = int((negatives.chosen >= 0).all(axis=1).sum())
+    result["mean_pool_size"] = float(negatives.pool_sizes.mean())
+    result["peak_rss_gib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    result["load_end"] = load()
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

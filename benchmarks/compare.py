@@ -1,0 +1,180 @@
+"""Train every recipe from the same start model, budget and sentences; score each with the STS suite and bias probes.
+
+Usage (CPU, this machine; results land in benchmarks/results/compare/):
+
+    python benchmarks/compare.py --recipes simcse focal dclr debcse osscse st-debias --steps 100 --seeds 42
+
+Each (recipe, seed) writes ``<recipe>-seed<seed>.json`` (the after-training results entry plus the training
+log); existing files are skipped, so the command can be re-run to fill gaps. ``--table`` only rebuilds
+``compare.md`` and ``compare.png`` from the files present.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "results" / "compare"
+
+
+def run_one(recipe_name: str, seed: int, args: argparse.Namespace) -> Path:
+    from st_debias.recipes import load_recipe, override, train_recipe
+
+    label = Path(recipe_name).stem
+    target = RESULTS / f"{label}-seed{seed}.json"
+    if target.exists():
+        print(f"[compare] {target.name} exists, skipping", flush=True)
+        return target
+    recipe = override(
+        load_recipe(recipe_name),
+        steps=args.steps,
+        batch_size=args.batch_size,
+        max_seq_length=args.max_seq_length,
+        eval_steps=args.eval_steps,
+        seed=seed,
+        sentences=args.sentences,
+    )
+    start = time.perf_counter()
+    result = train_recipe(
+        recipe,
+        model=args.model,
+        output_dir=Path(args.work_dir) / f"{label}-seed{seed}",
+        show_progress_bar=not args.quiet,
+    )
+    entry = {
+        "recipe": label,
+        "seed": seed,
+        "budget": {"steps": args.steps, "batch_size": args.batch_size, "max_seq_length": args.max_seq_length},
+        "wall_s": round(time.perf_counter() - start, 1),
+        "best_checkpoint": result.best_checkpoint,
+        "before": result.before,
+        "after": result.after,
+        "data_report": result.data_report,
+        "log_history": result.log_history,
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(entry, indent=1, default=str))
+    print(f"[compare] {label} seed {seed}: {entry['wall_s']} s\n{result.table}", flush=True)
+    return target
+
+
+def _metrics(entry: dict) -> dict[str, float]:
+    result = entry["after"]
+    bias = result.get("bias", {})
+    cont_oppn = bias.get("cont_oppn", {}).get("STSBenchmark", {})
+    negation = bias.get("negation", {})
+    return {
+        "STS-7 avg": result["sts"]["avg"],
+        **{task: score for task, score in result["sts"].items() if task != "avg"},
+        "STS-B Cont": cont_oppn.get("cont", {}).get("spearman"),
+        "STS-B Oppn": cont_oppn.get("oppn", {}).get("spearman"),
+        "CANNOT neg. cosine": negation.get("mean_cosine"),
+    }
+
+
+def write_table() -> Path:
+    entries = [json.loads(p.read_text()) for p in sorted(RESULTS.glob("*-seed*.json"))]
+    if not entries:
+        raise SystemExit("no results yet")
+    by_recipe: dict[str, list[dict]] = {}
+    for entry in entries:
+        by_recipe.setdefault(entry["recipe"], []).append(_metrics(entry))
+    start = {**_metrics({"after": entries[0]["before"]})}
+    names = list(start)
+    order = [r for r in ("simcse", "focal", "dclr", "debcse", "osscse", "osscse-dropout", "st-debias") if r in by_recipe]
+    order += sorted(set(by_recipe) - set(order))
+    lines = [
+        "| recipe | seeds | " + " | ".join(names) + " |",
+        "|---|---:|" + "---:|" * len(names),
+        "| start (all-MiniLM-L6-v2) | – | " + " | ".join(_fmt(start[n], n) for n in names) + " |",
+    ]
+    summary = {}
+    for recipe in order:
+        runs = by_recipe[recipe]
+        cells = []
+        for name in names:
+            values = [r[name] for r in runs if r[name] is not None]
+            mean = statistics.fmean(values) if values else None
+            spread = statistics.pstdev(values) if len(values) > 1 else None
+            summary.setdefault(recipe, {})[name] = {"mean": mean, "std": spread, "n": len(values)}
+            cells.append(_fmt(mean, name) + (f" ± {spread:.2f}" if spread is not None and "cosine" not in name else ""))
+        lines.append(f"| {recipe} | {len(runs)} | " + " | ".join(cells) + " |")
+    budget = entries[0]["budget"]
+    text = [
+        "# Recipe comparison",
+        "",
+        f"Start model all-MiniLM-L6-v2; {budget['steps']} steps, batch {budget['batch_size']}, "
+        f"{budget['max_seq_length']} tokens, the same Wikipedia sentences for every recipe; best STS-B dev checkpoint. "
+        "Spearman ×100 (SentEval 'all' setting); Cont/Oppn = OssCSE splits of STS-B test; CANNOT = mean cosine of "
+        "sentence vs human negation (lower = negations separated). Mean ± population std over seeds.",
+        "",
+        *lines,
+        "",
+        f"Files: `{RESULTS.relative_to(Path.cwd()) if RESULTS.is_relative_to(Path.cwd()) else RESULTS}/*.json`.",
+    ]
+    (RESULTS / "compare.md").write_text("\n".join(text) + "\n")
+    (RESULTS / "summary.json").write_text(json.dumps({"start": start, "recipes": summary}, indent=1))
+    _plot(order, summary, start)
+    return RESULTS / "compare.md"
+
+
+def _fmt(value, name: str) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.3f}" if "cosine" in name else f"{value:.2f}"
+
+
+def _plot(order: list[str], summary: dict, start: dict) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = [("STS-7 avg", "STS-7 average (↑)"), ("STS-B Oppn", "STS-B Oppn split (↑)"), ("CANNOT neg. cosine", "negation cosine (↓)")]
+    figure, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.6))
+    for axis, (metric, title) in zip(axes, panels):
+        means = [summary[r][metric]["mean"] or 0 for r in order]
+        errors = [summary[r][metric]["std"] or 0 for r in order]
+        axis.bar(order, means, yerr=errors, color="#4c72b0", capsize=3)
+        if start.get(metric) is not None:
+            axis.axhline(start[metric], color="#c44e52", linestyle="--", label="start")
+        values = [m for m in means if m] + ([start[metric]] if start.get(metric) else [])
+        if values:
+            low, high = min(values), max(values)
+            pad = max(0.5 if "cosine" not in metric else 0.01, 0.15 * (high - low))
+            axis.set_ylim(low - pad, high + pad)
+        axis.set_title(title)
+        axis.tick_params(axis="x", rotation=35)
+        axis.legend(loc="best", fontsize=8)
+    figure.tight_layout()
+    figure.savefig(RESULTS / "compare.png", dpi=120)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--recipes", nargs="+", default=["simcse", "focal", "dclr", "debcse", "osscse", "st-debias"])
+    parser.add_argument("--seeds", nargs="+", type=int, default=[42])
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--max-seq-length", type=int, default=32)
+    parser.add_argument("--eval-steps", type=int, default=50)
+    parser.add_argument("--sentences", type=int, default=None)
+    parser.add_argument("--model", default=None)
+    parser.add_argument("--work-dir", default="outputs/compare")
+    parser.add_argument("--table", action="store_true", help="only rebuild compare.md / compare.png")
+    parser.add_argument("--quiet", action="store_true")
+    args = parser.parse_args(argv)
+    if not args.table:
+        for seed in args.seeds:
+            for recipe in args.recipes:
+                run_one(recipe, seed, args)
+    print(write_table().read_text())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
