@@ -165,9 +165,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sentences", type=int, default=None)
     parser.add_argument("--model", default=None)
     parser.add_argument("--work-dir", default="outputs/compare")
+    parser.add_argument("--results-dir", default=None, help="where the JSON, table and plot go (default results/compare)")
     parser.add_argument("--table", action="store_true", help="only rebuild compare.md / compare.png")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
+    if args.results_dir:
+        global RESULTS
+        RESULTS = Path(args.results_dir).resolve()
     if not args.table:
         for seed in args.seeds:
             for recipe in args.recipes:

@@ -42,7 +42,13 @@ def main(argv: list[str] | None = None) -> int:
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
     from st_debias.data.corpus import read_sentences
-    from st_debias.losses import DebiasInfoNCE, FocalInfoNCE, InstanceWeightedMNRL, MarginNegationLoss, RecallRegularizer
+    from st_debias.losses import (
+        DebiasInfoNCE,
+        FocalInfoNCE,
+        InstanceWeightedMNRL,
+        MarginNegationLoss,
+        RecallRegularizer,
+    )
     from st_debias.paths import load_model
 
     torch.manual_seed(0)

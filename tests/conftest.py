@@ -38,8 +38,8 @@ def build_tiny_model_dir(target: Path, seed: int = 0, hidden: int = 128, layers:
 
 def load_tiny_model(model_dir: Path, max_seq_length: int = 32):
     from sentence_transformers import SentenceTransformer
-    from sentence_transformers.sentence_transformer.modules import Pooling
     from sentence_transformers.base.modules import Transformer
+    from sentence_transformers.sentence_transformer.modules import Pooling
 
     transformer = Transformer(str(model_dir), max_seq_length=max_seq_length)
     pooling = Pooling(transformer.get_embedding_dimension(), "mean")

@@ -177,7 +177,10 @@ def batch_norm_reference(columns: Sequence[Matrix], eps: float = 1e-5) -> list[M
     dim = len(rows[0])
     mean = [math.fsum(r[k] for r in rows) / len(rows) for k in range(dim)]
     var = [math.fsum((r[k] - mean[k]) ** 2 for r in rows) / len(rows) for k in range(dim)]
-    return [[[(r[k] - mean[k]) / math.sqrt(var[k] + eps) for k in range(dim)] for r in column] for column in columns]
+    return [
+        [[(r[k] - mean[k]) / math.sqrt(var[k] + eps) for k in range(dim)] for r in column]
+        for column in columns
+    ]
 
 
 def debcse_reference(
@@ -202,7 +205,11 @@ def debcse_reference(
     the batch's own statistics, over all columns together ("joint") or column by column.
     """
     h = [_rows(anchors), _rows(positives)] + [_rows(n) for n in negatives]
-    z = batch_norm_reference(h, eps) if batch_norm == "joint" else [batch_norm_reference([c], eps)[0] for c in h]
+    z = (
+        batch_norm_reference(h, eps)
+        if batch_norm == "joint"
+        else [batch_norm_reference([c], eps)[0] for c in h]
+    )
     batch = len(h[0])
 
     def term(query: Matrix, target: Matrix, counterpart: Matrix, same: Matrix) -> float:

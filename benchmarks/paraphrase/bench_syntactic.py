@@ -73,10 +73,8 @@ def find_negator(nlp):
     return negator.negate, "st_debias.data.negation.Negator(nlp=<same pipeline>).negate"
 
 
-def cosines(model, left: list[str], right: list[str], batch_size: int = 128) -> np.ndarray:
-    a = model.encode(left, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True)
-    b = model.encode(right, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True)
-    return (a * b).sum(axis=1)
+def embed(model, texts: list[str], batch_size: int = 128) -> np.ndarray:
+    return model.encode(texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -84,8 +82,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=10_000, help="sentences from the head of the corpus")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--samples", type=int, default=100, help="samples per transform in the samples file")
-    parser.add_argument("--cosine-n", type=int, default=2_000, help="inputs whose candidates get guide cosines")
-    parser.add_argument("--grammar-n", type=int, default=200, help="outputs per transform re-parsed for grammar")
+    parser.add_argument(
+        "--cosine-n", type=int, default=2_000, help="inputs whose candidates get guide cosines"
+    )
+    parser.add_argument(
+        "--grammar-n", type=int, default=200, help="outputs per transform re-parsed for grammar"
+    )
     parser.add_argument("--out", type=Path, default=Path("benchmarks/paraphrase/results"))
     parser.add_argument("--skip-cosine", action="store_true")
     args = parser.parse_args(argv)
@@ -139,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
                 }
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
 
+    print(f"[{time.strftime('%H:%M:%S')}] generated {len(sentences)} in {gen_s:.1f}s; grammar", flush=True)
     # grammar: re-parse a sample of outputs per transform, and their inputs as the baseline
     grammar = {}
     for name in RULES:
@@ -157,37 +160,53 @@ def main(argv: list[str] | None = None) -> int:
     # meaning: guide cosines
     meaning: dict[str, object] = {}
     if not args.skip_cosine:
+        print(f"[{time.strftime('%H:%M:%S')}] guide cosines", flush=True)
         model = load_model()
         sub = [(s, cs) for s, cs in zip(sentences, results) if cs][: args.cosine_n]
-        left = [s for s, cs in sub for _ in cs]
-        right = [c.text for _, cs in sub for c in cs]
-        names = [c.transforms for _, cs in sub for c in cs]
-        cos = cosines(model, left, right)
-        first = cosines(model, [s for s, _ in sub], [cs[0].text for _, cs in sub])
-        meaning["paraphrase_all_candidates"] = {"n": len(cos), "mean": round(float(cos.mean()), 4)}
-        meaning["paraphrase_first_candidate"] = {"n": len(first), "mean": round(float(first.mean()), 4)}
+        pool = [s for s, _ in sub]
+        negate, source = find_negator(gen.nlp)
+        negs: list[str | None] = []
+        if negate is not None:
+            try:
+                negs = [getattr(r, "text", r) for r in negate(pool)]
+            except (Exception, SystemExit) as exc:  # another engineer's API may change; record, don't crash
+                negate, source = None, f"{source} failed: {exc!r}"
+        texts = list(dict.fromkeys([*pool, *(c.text for _, cs in sub for c in cs), *(n for n in negs if n)]))
+        emb = dict(zip(texts, embed(model, texts)))
+
+        def cos(a: str, b: str) -> float:
+            return float(emb[a] @ emb[b])
+
+        all_cos = [(cos(s, c.text), c.transforms) for s, cs in sub for c in cs]
+        first = [cos(s, cs[0].text) for s, cs in sub]
+        meaning["paraphrase_all_candidates"] = {
+            "n": len(all_cos),
+            "mean": round(float(np.mean([v for v, _ in all_cos])), 4),
+        }
+        meaning["paraphrase_first_candidate"] = {"n": len(first), "mean": round(float(np.mean(first)), 4)}
         by_name = {}
         for name in RULES:
-            vals = [v for v, ts in zip(cos, names) if name in ts]
+            vals = [v for v, ts in all_cos if name in ts]
             if vals:
                 by_name[name] = {"n": len(vals), "mean": round(float(np.mean(vals)), 4)}
         meaning["paraphrase_by_transform"] = by_name
-        pool = [s for s, _ in sub]
-        shuffled = pool[1:] + pool[:1]
-        chance = cosines(model, pool, shuffled)
-        meaning["chance_pairs"] = {"n": len(chance), "mean": round(float(chance.mean()), 4)}
-        negate, source = find_negator(gen.nlp)
+        chance = [cos(a, b) for a, b in zip(pool, pool[1:] + pool[:1])]
+        meaning["chance_pairs"] = {"n": len(chance), "mean": round(float(np.mean(chance)), 4)}
         if negate is None:
             meaning["negation"] = {"status": "pending", "why": source}
         else:
-            try:
-                negs = negate(pool)
-                pairs = [(s, n if isinstance(n, str) else getattr(n, "text", None)) for s, n in zip(pool, negs)]
-                pairs = [(s, n) for s, n in pairs if n]
-                neg = cosines(model, [s for s, _ in pairs], [n for _, n in pairs])
-                meaning["negation"] = {"n": len(neg), "mean": round(float(neg.mean()), 4), "source": source}
-            except (Exception, SystemExit) as exc:  # another engineer's API may change; record, don't crash
-                meaning["negation"] = {"status": "pending", "why": f"{source} failed: {exc!r}"}
+            pairs = [(s, n) for s, n in zip(pool, negs) if n]
+            neg = [cos(s, n) for s, n in pairs]
+            para_same = [cos(s, cs[0].text) for (s, cs), n in zip(sub, negs) if n]
+            meaning["negation"] = {
+                "n": len(neg),
+                "mean": round(float(np.mean(neg)), 4),
+                "first_paraphrase_mean_same_inputs": round(float(np.mean(para_same)), 4),
+                "share_paraphrase_above_negation": round(
+                    float(np.mean([p > q for p, q in zip(para_same, neg)])), 4
+                ),
+                "source": source,
+            }
 
     n = len(sentences)
     result = {

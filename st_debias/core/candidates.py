@@ -33,12 +33,17 @@ def one_hot_mask(index: Tensor, num_candidates: int) -> Tensor:
     return mask
 
 
+SIMILARITY_TOLERANCE = 1e-6
+
+
 def threshold_mask(guide_similarity: Tensor, threshold: float, keep: Tensor | None = None) -> Tensor:
     """Keep-mask from a guide's similarities: False where ``similarity >= threshold`` (DCLR eq. 5).
 
+    The comparison allows ``SIMILARITY_TOLERANCE`` of rounding, so that ``threshold=1.0`` does mask texts
+    the guide embeds identically (float32 cosines of equal vectors often come out just below 1).
     Entries where ``keep`` is True (e.g. each row's positive) are always kept.
     """
-    mask = guide_similarity < threshold
+    mask = guide_similarity < threshold - SIMILARITY_TOLERANCE
     if keep is not None:
         mask = mask | keep
     return mask

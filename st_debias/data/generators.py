@@ -64,3 +64,43 @@ class CandidateGenerator(ABC):
 
     def __call__(self, sentences: Sequence[str], *, seed: int = 0) -> list[list[Candidate]]:
         return self.generate(sentences, seed=seed)
+
+
+class FirstAvailable(CandidateGenerator):
+    """Take each sentence's candidates from the first generator that has an acceptable one.
+
+    E.g. ``FirstAvailable([SyntacticParaphraser(), EditChain(...)], accept=in_mer_window)``: syntactic
+    paraphrases where the parse allows one, word edits for the rest. Generators after the first only see
+    the sentences still without a candidate. ``report.declined`` counts sentences no generator served.
+    """
+
+    name = "first-available"
+
+    def __init__(self, generators: Sequence[CandidateGenerator], accept=None) -> None:
+        super().__init__()
+        if not generators:
+            raise ValueError("FirstAvailable needs at least one generator")
+        self.generators = list(generators)
+        self.accept = accept or (lambda sentence, candidate: True)
+
+    def generate(self, sentences: Sequence[str], *, seed: int = 0) -> list[list[Candidate]]:
+        self.report = GenerationReport(inputs=len(sentences))
+        results: list[list[Candidate]] = [[] for _ in sentences]
+        pending = list(range(len(sentences)))
+        for generator in self.generators:
+            if not pending:
+                break
+            produced = generator.generate([sentences[i] for i in pending], seed=seed)
+            still = []
+            for index, candidates in zip(pending, produced):
+                kept = [c for c in candidates if self.accept(sentences[index], c)]
+                if kept:
+                    results[index] = kept
+                else:
+                    still.append(index)
+            pending = still
+        self.report.with_candidates = len(sentences) - len(pending)
+        self.report.candidates = sum(len(r) for r in results)
+        if pending:
+            self.report.declined["no_generator_served"] = len(pending)
+        return results

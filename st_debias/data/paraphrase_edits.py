@@ -6,8 +6,9 @@ substitution (NLTK WordNet, ``$NLTK_DATA``), and :class:`EditChain`, which appli
 sequence to reach the larger surface change OssCSE's MER filter asks for (MER ∈ [0.15, 0.6]).
 
 Edits operate on whitespace tokens, so punctuation attached to a word moves with it. Every generator
-is deterministic: the edits of the sentence at position ``i`` come from
-``numpy.random.default_rng([seed, crc32(name), i])``. A candidate never equals its input.
+is deterministic: the edits of a sentence come from
+``numpy.random.default_rng([seed, crc32(name), crc32(sentence)])`` (content-keyed, so batching and
+sharding do not change them). A candidate never equals its input.
 """
 
 from __future__ import annotations
@@ -34,8 +35,9 @@ STOPWORDS = frozenset(
 )
 
 
-def _rng(name: str, seed: int, index: int) -> np.random.Generator:
-    return np.random.default_rng([seed, zlib.crc32(name.encode()), index])
+def _rng(name: str, seed: int, sentence: str) -> np.random.Generator:
+    """Per-sentence stream keyed by content, so results do not depend on batching or sharding."""
+    return np.random.default_rng([seed, zlib.crc32(name.encode()), zlib.crc32(sentence.encode("utf-8"))])
 
 
 def _word_positions(tokens: Sequence[str]) -> list[int]:
@@ -57,9 +59,9 @@ class _EditGenerator(CandidateGenerator):
     def generate(self, sentences: Sequence[str], *, seed: int = 0) -> list[list[Candidate]]:
         self.report = type(self.report)()
         out: list[list[Candidate]] = []
-        for index, sentence in enumerate(sentences):
+        for sentence in sentences:
             self.report.inputs += 1
-            rng = _rng(self.name, seed, index)
+            rng = _rng(self.name, seed, sentence)
             tokens = sentence.split()
             seen: set[str] = set()
             cands: list[Candidate] = []

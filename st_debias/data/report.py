@@ -87,13 +87,15 @@ def merge_reports(reports: Sequence[BuildReport]) -> BuildReport:
             declined = Counter(into["declined"]) + Counter(gen.get("declined", {}))  # type: ignore[arg-type]
             into["declined"] = dict(declined)
         for key, value in report.statistics.items():
-            if key.endswith("_pairs"):
+            if key.endswith(("_pairs", "_fallbacks", "_candidates", "_in_mer_range")):
                 merged.statistics[key] = merged.statistics.get(key, 0) + value
-            else:
-                count_key = key.rsplit("_", 1)[0] + "_pairs" if key.startswith(("positive", "negative")) else None
-                weight = report.statistics.get(count_key, 1.0) if count_key else 1.0
+            elif key.startswith(("positive_", "negative_")):
+                weight = report.statistics.get(key.split("_", 1)[0] + "_pairs", 0)
                 weighted.setdefault(key, []).append((value, weight))
+            else:  # per-anchor means (pool sizes, coverage): weight by inputs
+                weighted.setdefault(key, []).append((value, report.inputs))
     for key, pairs in weighted.items():
+        pairs = [(v, w) for v, w in pairs if w]
         total = sum(w for _, w in pairs)
         merged.statistics[key] = float(sum(v * w for v, w in pairs) / total) if total else float("nan")
     return merged

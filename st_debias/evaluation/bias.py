@@ -278,13 +278,25 @@ def alignment_uniformity(
 # --------------------------------------------------------------------------------------------------
 
 
-def load_pair_rows(path: str | os.PathLike[str], limit: int | None = None) -> list[list[str]]:
-    """Rows of a training-pair file: ``.jsonl`` (field order = column order), ``.csv`` (quoted, header) or
-    ``.tsv`` (header, ``csv.QUOTE_NONE``). Column 0 anchor, 1 positive, the rest negatives.
+#: Fields of a .jsonl training-pair file that are bookkeeping, not text columns.
+PAIR_METADATA_FIELDS = frozenset(
+    {"dataset", "split", "subset", "genre", "source", "id", "pair_id", "label", "year"}
+)
+
+
+def load_pair_rows(
+    path: str | os.PathLike[str], limit: int | None = None, columns: Sequence[str] | None = None
+) -> list[list[str]]:
+    """Rows of a training-pair file: ``.jsonl``, ``.csv`` (quoted, header) or ``.tsv`` (header, ``QUOTE_NONE``).
+
+    Column 0 is the anchor, 1 the positive, the rest negatives. ``columns`` names them explicitly (header or
+    JSON field names); otherwise a ``.jsonl`` row uses its string fields in order minus
+    :data:`PAIR_METADATA_FIELDS` (so ``{"dataset", "split", "sent0", "sent1", "hard_neg"}`` gives
+    sent0/sent1/hard_neg) and a ``.csv``/``.tsv`` row uses every column.
 
     Raises:
         DataNotFoundError: the file does not exist.
-        ValueError: unknown extension.
+        ValueError: unknown extension, or a named column is missing.
     """
     import json
 
@@ -294,16 +306,32 @@ def load_pair_rows(path: str | os.PathLike[str], limit: int | None = None) -> li
     rows: list[list[str]] = []
     with path.open(encoding="utf-8", newline="") as handle:
         if path.suffix == ".jsonl":
-            for line in handle:
-                if line.strip():
-                    rows.append([v for v in json.loads(line).values() if isinstance(v, str)])
+            for line_number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                record = json.loads(line)
+                if columns is not None:
+                    missing = [c for c in columns if c not in record]
+                    if missing:
+                        raise ValueError(f"{path}:{line_number}: no field(s) {missing}")
+                    rows.append([record[c] for c in columns])
+                else:
+                    rows.append(
+                        [v for k, v in record.items() if isinstance(v, str) and k not in PAIR_METADATA_FIELDS]
+                    )
         elif path.suffix in (".csv", ".tsv"):
             if path.suffix == ".csv":
                 reader = csv.reader(handle)
             else:
                 reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
-            next(reader, None)
-            rows = [row for row in reader if row]
+            header = next(reader, None) or []
+            index = list(range(len(header)))
+            if columns is not None:
+                missing = [c for c in columns if c not in header]
+                if missing:
+                    raise ValueError(f"{path}: header {header} has no column(s) {missing}")
+                index = [header.index(c) for c in columns]
+            rows = [[row[i] for i in index if i < len(row)] for row in reader if row]
         else:
             raise ValueError(f"{path}: training-pair files must be .jsonl, .csv or .tsv")
         if limit is not None:

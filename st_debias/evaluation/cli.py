@@ -24,6 +24,10 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
             "Evaluate one or more models (saved folders, 'default' = all-MiniLM-L6-v2, or hub ids) and write "
             "OUTPUT/results.json and OUTPUT/report.md with PNG plots, models side by side."
         ),
+        epilog=(
+            "On a CPU shared with other jobs, export OMP_WAIT_POLICY=PASSIVE before running: torch's idle "
+            "threads then sleep instead of spinning (2.7x faster encoding measured at load ~9 on 2 cores)."
+        ),
     )
     parser.add_argument("models", nargs="+", metavar="MODEL", help="model folder, 'default', or hub id")
     parser.add_argument(
@@ -56,6 +60,11 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         default=None,
         help="training-pair file (.jsonl/.csv/.tsv: anchor, positive, negatives…) for overlap and cosine stats",
     )
+    parser.add_argument(
+        "--pair-columns",
+        default=None,
+        help="comma-separated column names of --pairs in (anchor, positive, negatives…) order",
+    )
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
     parser.set_defaults(func=run)
     return parser
@@ -86,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
                 mteb_data=args.mteb_data,
                 mteb_cache_dir=args.mteb_cache,
                 pair_dataset=args.pairs if "bias" in tasks else None,
+                pair_columns=args.pair_columns.split(",") if args.pair_columns else None,
             )
         except (DataNotFoundError, FileNotFoundError, ValueError) as error:
             print(f"st-debias eval: {error}", file=sys.stderr)

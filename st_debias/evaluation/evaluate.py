@@ -48,6 +48,7 @@ def evaluate_model(
     mteb_data: str = "auto",
     mteb_cache_dir: str | os.PathLike[str] | None = None,
     pair_dataset: Any | None = None,
+    pair_columns: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Evaluate one model and return its ``results.json`` entry.
 
@@ -69,6 +70,7 @@ def evaluate_model(
         pair_dataset: optional training set of (anchor, positive, negative…) rows (a ``datasets.Dataset``,
             rows, or a .jsonl/.csv/.tsv path); its lexical overlap and cosine under *this* model (as the
             guide) go to ``bias.training_pairs`` (DebCSE Tables 1 and 4).
+        pair_columns: column names of a ``pair_dataset`` file, in (anchor, positive, negatives…) order.
 
     Returns:
         ``{"model", "fingerprint", "sts": {task: score, "avg"}, "bias": {...}, "mteb": {...}, "sources":
@@ -121,8 +123,8 @@ def evaluate_model(
         )
         if pair_dataset is not None:
             if isinstance(pair_dataset, str | os.PathLike):
-                sources["training_pairs"] = str(pair_dataset)
-                pair_dataset = load_pair_rows(pair_dataset)
+                sources["training_pairs"] = {"source": str(pair_dataset), "columns": pair_columns}
+                pair_dataset = load_pair_rows(pair_dataset, columns=pair_columns)
             entry["bias"]["training_pairs"] = training_pair_statistics(pair_dataset, guide=cache)
         timing["bias"] = time.perf_counter() - t0
 

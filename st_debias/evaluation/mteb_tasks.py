@@ -24,7 +24,7 @@ from typing import Any
 
 from st_debias.evaluation.embeddings import model_fingerprint
 from st_debias.evaluation.sts_data import LOCAL_FILES, STS_TASKS, TextField, load_sts
-from st_debias.paths import DATA_ENV, offline
+from st_debias.paths import DATA_ENV, DataNotFoundError, offline
 
 #: SICK-R pair counts, so every number can say which SICK-R it is.
 SICK_R_PAIRS = {"hub": 9927, "local": 4927}
@@ -103,6 +103,11 @@ def mteb_tasks(
         data = "local" if (data_dir is not None or os.environ.get(DATA_ENV) or offline()) else "hub"
     if data == "local":
         return [local_task(name, data_dir) for name in names], "local"
+    if offline():
+        raise DataNotFoundError(
+            "MTEB hub data requested but offline mode is on (HF_HUB_OFFLINE/ST_DEBIAS_OFFLINE): use data='local' "
+            f"(--mteb-data local) with {DATA_ENV} pointing at the folder holding sts/."
+        )
     import mteb
 
     return list(mteb.get_tasks(tasks=list(names), languages=["eng"])), "hub"

@@ -141,7 +141,7 @@ def plot_scores(results: list[dict[str, Any]], block: str = "sts", title: str | 
     if values:
         ax.set_ylim(max(0.0, min(values) - 10), min(100.0, max(values) + 6))
     ax.set_title(title or f"{block.upper()} (cosine Spearman × 100)")
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     return fig
 
@@ -176,7 +176,7 @@ def plot_cont_oppn(results: list[dict[str, Any]]):
     ax.set_xticks(x, datasets)
     ax.set_ylabel("Spearman × 100")
     ax.set_title("OssCSE Cont vs Oppn splits (Oppn: surface form disagrees with meaning)")
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     return fig
 
@@ -298,8 +298,21 @@ def write_report(results: list[dict[str, Any]], output_dir: str | os.PathLike[st
         "cont_oppn": "Cont vs Oppn",
         "negation": "Negation-pair cosines",
     }
+    explanations = {
+        "sts": "Higher is better. The average is the plain mean of the seven sets.",
+        "mteb": "MTEB's own evaluation code; the data source (local files or hub) is listed below.",
+        "cont_oppn": (
+            "Cont: pairs whose word overlap agrees with their gold similarity; Oppn: pairs where it disagrees "
+            "(similar meaning, different words, or the reverse). A large Cont − Oppn gap means the model leans on "
+            "surface overlap; debiasing should raise Oppn without losing Cont."
+        ),
+        "negation": (
+            "Cosine between a sentence and its human-written negation. Mass near 1 means negation is embedded "
+            "like a paraphrase; the dashed line is the 0.8 threshold of the 'share above' figure."
+        ),
+    }
     for key, filename in drawn.items():
-        lines += [f"## {captions[key]}", "", f"![{captions[key]}]({filename})", ""]
+        lines += [f"## {captions[key]}", "", explanations[key], "", f"![{captions[key]}]({filename})", ""]
     mteb_sources = [r.get("sources", {}).get("mteb") for r in results]
     if any(mteb_sources):
         lines += [

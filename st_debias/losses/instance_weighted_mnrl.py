@@ -58,7 +58,10 @@ class InstanceWeightedMNRL(EmbeddingLoss):
         - noise-based negatives (DCLR §4.2, ``noise_ratio`` = k > 0): k·B vectors from
           N(0, ``noise_std``²), refined by ``noise_steps`` normalised gradient-ascent steps of size
           ``noise_step_size`` on the InfoNCE over [positives | noise] (the main τ, as the reference
-          code), then detached and appended as negatives with weight 1;
+          code; the paper's eq. 2 has only the noise in the denominator and its own τ_u), then detached
+          and appended as negatives with weight 1 — the paper also weights them with the guide
+          (eq. 5–6), but a guide cannot embed a vector that has no text, so they are always kept.
+          k·B is rounded half up;
         - per-row instance weights from the label column (``labels="weights"``, e.g. IPW-weighted
           data): :math:`L = \frac{1}{B}\sum_i w_i l_i`;
         - a precomputed guide (``labels="guide_embeddings"``): the label column holds, per row, the
@@ -76,7 +79,7 @@ class InstanceWeightedMNRL(EmbeddingLoss):
                 no mask at all.
             scale: :math:`1/\tau` > 0. Paper: τ = 0.05 (20).
             threshold: :math:`\varphi \in (-1, 1]`; 0.9 for BERT, 0.85 for RoBERTa in the paper.
-                1.0 masks only candidates identical to the anchor under the guide.
+                1.0 masks only candidates identical to the anchor under the guide (up to 1e-6 of rounding).
             labels: what the label column holds: ``"none"`` (ignored), ``"weights"``,
                 ``"guide_embeddings"`` or ``"weights_and_guide_embeddings"``.
             noise_ratio: k, noise negatives per row (0 = off). Paper: 1 (BERT-base), 2.5 (RoBERTa-base).
@@ -188,7 +191,7 @@ class InstanceWeightedMNRL(EmbeddingLoss):
 
         candidates, offset = core.gather_rows(list(embeddings[1:]), self.gather_across_devices)
         world_rows = candidates[0].size(0)
-        num_noise = round(self.noise_ratio * batch_size)
+        num_noise = int(self.noise_ratio * batch_size + 0.5)
         core.check_has_negatives(world_rows * len(candidates) - 1 + num_noise, name)
         positive = core.positive_index(batch_size, offset, anchors.device)
 

@@ -92,7 +92,8 @@ def _ipw_rows(recipe, sentences, model, cache_dir, show_progress_bar) -> tuple[D
 def _negation_rows(recipe, sentences, model, cache_dir, show_progress_bar) -> tuple[Dataset, dict[str, Any]]:
     """OssCSE rows (anchor, paraphrase, negation); ``options.paraphrases`` picks the paraphrase source.
 
-    ``syntactic`` (default): :class:`~st_debias.data.syntactic.SyntacticParaphraser`; ``edits``: chained word
+    ``syntactic`` (default): :class:`~st_debias.data.syntactic.SyntacticParaphraser`; ``syntactic+edits``:
+    syntactic where the parse allows one, chained word edits for the other sentences; ``edits``: chained word
     edits; ``dropout``: the anchor stands in for its paraphrase (the SimCSE dropout view, OssCSE's ablation).
     Other options go to :class:`~st_debias.data.osscse.OssCSEBuilder`.
     """
@@ -104,6 +105,19 @@ def _negation_rows(recipe, sentences, model, cache_dir, show_progress_bar) -> tu
         from st_debias.data.syntactic import SyntacticParaphraser
 
         generators = [SyntacticParaphraser()]
+    elif source == "syntactic+edits":
+        from st_debias.data.generators import FirstAvailable
+        from st_debias.data.paraphrase_edits import default_paraphrase_generators
+        from st_debias.data.syntactic import SyntacticParaphraser
+        from st_debias.data.text import match_error_rate
+
+        low, high = options.get("mer_range", (0.15, 0.6))
+        generators = [
+            FirstAvailable(
+                [SyntacticParaphraser(mer_window=(low, high)), *default_paraphrase_generators()],
+                accept=lambda sentence, candidate: low <= match_error_rate(sentence, candidate.text) <= high,
+            )
+        ]
     elif source == "edits":
         from st_debias.data.paraphrase_edits import default_paraphrase_generators
 
@@ -112,7 +126,7 @@ def _negation_rows(recipe, sentences, model, cache_dir, show_progress_bar) -> tu
         generators = []
         options["on_missing_paraphrase"] = "anchor"
     else:
-        raise ValueError(f"Recipe {recipe.name}: data.options.paraphrases must be syntactic, edits or dropout, got {source!r}.")
+        raise ValueError(f"Recipe {recipe.name}: data.options.paraphrases must be syntactic, syntactic+edits, edits or dropout, got {source!r}.")
     builder = OssCSEBuilder(
         paraphrase_generators=generators, seed=recipe.training.seed, show_progress_bar=show_progress_bar, **options
     )

@@ -97,8 +97,8 @@ def train_recipe(
     start_model = load_start_model(model)
     inference_length = start_model.max_seq_length  # evaluation and the saved model keep the model's own length
     start_label = str(model or "all-MiniLM-L6-v2")
-    # Builders that skip sentences (no negation or paraphrase found) read twice the rows they need.
-    oversample = 2 if recipe.data.kind == "negation" else 1
+    # The negation builder skips sentences with no negation or no paraphrase: read more than the rows needed.
+    oversample = 3 if recipe.data.kind == "negation" else 1
     sentences = read_corpus(corpus, training.sentences or oversample * training.steps * training.batch_size)
 
     before = evaluate_cached(start_model, tuple(eval_tasks), data_dir, f"{start_label} (start)", cache) if evaluate else None

@@ -198,6 +198,16 @@ def test_load_pair_rows_formats(tmp_path):
     assert load_pair_rows(tmp_path / "p.tsv") == [['said "x', "y"]]
     with pytest.raises(DataNotFoundError, match="does not exist"):
         load_pair_rows(tmp_path / "missing.jsonl")
+    (tmp_path / "p.jsonl").write_text(
+        '{"dataset": "snli", "split": "dev", "sent0": "a", "sent1": "b", "hard_neg": "c"}\n', encoding="utf-8"
+    )
+    assert load_pair_rows(tmp_path / "p.jsonl") == [["a", "b", "c"]], (
+        "bookkeeping fields are not text columns"
+    )
+    assert load_pair_rows(tmp_path / "p.jsonl", columns=["sent1", "sent0"]) == [["b", "a"]]
+    assert load_pair_rows(tmp_path / "p.csv", columns=["sent1", "sent0"]) == [["c", "a, b"]]
+    with pytest.raises(ValueError, match="no column"):
+        load_pair_rows(tmp_path / "p.csv", columns=["anchor"])
     (tmp_path / "p.txt").write_text("x", encoding="utf-8")
     with pytest.raises(ValueError, match=".jsonl, .csv or .tsv"):
         load_pair_rows(tmp_path / "p.txt")

@@ -42,6 +42,8 @@ def test_unique_sentences_encoded_once_across_tasks(tiny_model, mini_data):
     assert entry["fingerprint"] and "timing_s" in entry
 
 
+@pytest.mark.filterwarnings("ignore:.*get_sentence_embedding_dimension.*:FutureWarning")
+@pytest.mark.filterwarnings("ignore:The fill_missing parameter:DeprecationWarning")
 def test_evaluate_model_mteb_block(tiny_model, mini_data):
     entry = evaluate_model(tiny_model, tasks="sts,mteb", data_dir=mini_data, show_progress_bar=False)
     assert "bias" not in entry
@@ -92,4 +94,5 @@ def test_training_pair_file_through_cli(tiny_model_dir, mini_data, tmp_path):
     assert stats["lexical_overlap"]["positive"] == pytest.approx((1 + 2 / 3) / 2)
     assert stats["guide_cosine"]["positive"] > stats["guide_cosine"]["negative"]
     assert "sts" not in entry
+    assert entry["sources"]["training_pairs"]["source"] == str(pairs)
     assert "pair lexical overlap, positive" in (out / "report.md").read_text(encoding="utf-8")

@@ -8,7 +8,9 @@ import pytest
 import torch
 
 
-def make_columns(seed: int, batch: int, dim: int, columns: int, requires_grad: bool = False) -> list[torch.Tensor]:
+def make_columns(
+    seed: int, batch: int, dim: int, columns: int, requires_grad: bool = False
+) -> list[torch.Tensor]:
     """``columns`` float64 tensors of shape ``(batch, dim)`` drawn from a seeded ``torch.Generator``.
 
     Each column is the previous one plus noise, so cosine similarities spread over (−1, 1) rather than
@@ -18,7 +20,11 @@ def make_columns(seed: int, batch: int, dim: int, columns: int, requires_grad: b
     base = torch.randn(batch, dim, generator=generator, dtype=torch.float64)
     out = []
     for _ in range(columns):
-        out.append((base + 0.8 * torch.randn(batch, dim, generator=generator, dtype=torch.float64)).requires_grad_(requires_grad))
+        out.append(
+            (base + 0.8 * torch.randn(batch, dim, generator=generator, dtype=torch.float64)).requires_grad_(
+                requires_grad
+            )
+        )
     return out
 
 
@@ -32,7 +38,9 @@ def make_guide(embeddings: list[torch.Tensor], seed: int, spread: float = 0.6) -
     """Frozen "guide" embeddings: the model's plus noise from another generator, so that some (not all)
     guide similarities cross a threshold φ around 0.5."""
     generator = torch.Generator().manual_seed(1000 + seed)
-    return [e.detach() + spread * torch.randn(e.shape, generator=generator, dtype=e.dtype) for e in embeddings]
+    return [
+        e.detach() + spread * torch.randn(e.shape, generator=generator, dtype=e.dtype) for e in embeddings
+    ]
 
 
 @pytest.fixture

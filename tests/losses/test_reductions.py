@@ -32,12 +32,17 @@ def test_instance_weighted_mnrl_with_unit_weights_and_inactive_guide_is_mnrl(col
     entries zeroed instead of removed, or weights normalised by their sum in the wrong place)."""
     embeddings = columns(20 + negatives, 4, 5, 2 + negatives)
     # Guide in which every candidate is far from every anchor: nothing reaches φ = 0.9 ...
-    guide = [torch.eye(5, dtype=torch.float64)[:4]] + [-torch.eye(5, dtype=torch.float64)[:4] for _ in embeddings[1:]]
-    labels = torch.cat([torch.ones(4, 1, dtype=torch.float64), *guide], dim=1)  # ... and unit weights in the labels.
+    guide = [torch.eye(5, dtype=torch.float64)[:4]] + [
+        -torch.eye(5, dtype=torch.float64)[:4] for _ in embeddings[1:]
+    ]
+    # ... and unit weights in the labels.
+    labels = torch.cat([torch.ones(4, 1, dtype=torch.float64), *guide], dim=1)
     loss_fn = InstanceWeightedMNRL(None, threshold=0.9, labels="weights_and_guide_embeddings")
     loss = loss_fn.compute_loss_from_embeddings(embeddings, labels)
     assert abs(loss.item() - _mnrl(embeddings).item()) < TOL
-    unit = InstanceWeightedMNRL(None, labels="weights").compute_loss_from_embeddings(embeddings, torch.ones(4))
+    unit = InstanceWeightedMNRL(None, labels="weights").compute_loss_from_embeddings(
+        embeddings, torch.ones(4)
+    )
     assert abs(unit.item() - _mnrl(embeddings).item()) < TOL
 
 
@@ -58,12 +63,15 @@ def test_margin_negation_without_margin_is_mnrl(columns, contrastive, columns_co
     term surviving margin_weight=0: the contrastive part must equal MNRL on (anchor, paraphrase) or
     (anchor, dropout view), and the margin part must be exactly 0."""
     embeddings = columns(40, 6, 5, columns_count)
-    parts = MarginNegationLoss(None, margin_weight=0.0, contrastive=contrastive).compute_loss_from_embeddings(embeddings)
+    parts = MarginNegationLoss(None, margin_weight=0.0, contrastive=contrastive).compute_loss_from_embeddings(
+        embeddings
+    )
     positives = embeddings[1] if contrastive == "paraphrase" else embeddings[3]
     assert abs(parts["contrastive"].item() - _mnrl([embeddings[0], positives]).item()) < TOL
     assert parts["margin"].item() == 0.0
     with_negation = _mnrl([embeddings[0], positives, embeddings[2]]).item()
-    assert abs(parts["contrastive"].item() - with_negation) > 1e-3  # sanity: negation as hard negative would differ
+    # Sanity: with the negation as a hard negative the value would differ.
+    assert abs(parts["contrastive"].item() - with_negation) > 1e-3
 
 
 @pytest.mark.parametrize("wrapped", ["focal", "margin"])

@@ -12,12 +12,18 @@ from pathlib import Path
 import pytest
 import torch
 from datasets import Dataset
-
 from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
 from sentence_transformers.base.sampler import BatchSamplers
 from sentence_transformers.sentence_transformer.datasets import NoDuplicatesDataLoader
 from sentence_transformers.sentence_transformer.readers import InputExample
-from st_debias.losses import DebiasInfoNCE, FocalInfoNCE, InstanceWeightedMNRL, MarginNegationLoss, RecallRegularizer
+
+from st_debias.losses import (
+    DebiasInfoNCE,
+    FocalInfoNCE,
+    InstanceWeightedMNRL,
+    MarginNegationLoss,
+    RecallRegularizer,
+)
 
 ROWS = 32
 BATCH = 16

@@ -119,6 +119,11 @@ Surface = tuple[list[str], list[str], bool]
 
 def surface_of(doc: Doc) -> Surface:
     """What :func:`render` needs from a Doc, read once."""
-    texts = [t.text for t in doc]
-    spaces = [t.whitespace_ for t in doc]
-    return texts, spaces, keeps_capital(doc[0]) if len(doc) else True
+    tokens = list(doc)
+    texts = [t.text for t in tokens]
+    starts = [t.idx for t in tokens]
+    full = doc.text
+    ends = [*starts[1:], len(full)]
+    # Token.whitespace_ is slow; the gap to the next token is the same string.
+    spaces = [full[a + len(t) : b] for a, t, b in zip(starts, texts, ends)]
+    return texts, spaces, keeps_capital(tokens[0]) if tokens else True

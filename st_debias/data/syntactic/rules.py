@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from spacy.tokens import Doc, Token
 
-from st_debias.data.syntactic.draft import NEW, Draft
+from st_debias.data.syntactic.draft import NEW, Draft, surface_of
 from st_debias.data.syntactic.morph import (
     OBJECT_TO_SUBJECT,
     SUBJECT_TO_OBJECT,
@@ -78,6 +78,7 @@ _CLAUSE_MARKS = frozenset(
         "before",
         "once",
         "whereas",
+        "since",
     }
 )
 # Verbs without a natural passive, and verb+object idioms that must not be passivised.
@@ -141,6 +142,7 @@ class Parsed:
 
     doc: Doc
     tokens: list[Token]
+    spaces: list[str]
     root: Token
     subject: Token | None
     single: bool
@@ -150,7 +152,7 @@ class Parsed:
     balanced: bool
     last: int  # index of the last non-punctuation token
     clean_end: bool  # only terminal punctuation follows ``last``
-    coordinated: bool
+    coordinated: str  # "" (none), "shared" (verb phrases share the subject) or "clauses"
 
     @classmethod
     def of(cls, doc: Doc) -> Parsed:
@@ -174,10 +176,14 @@ class Parsed:
         while last > 0 and tokens[last].is_punct:
             last -= 1
         clean_end = all(tokens[i].text in _TERMINAL for i in range(last + 1, len(tokens)))
-        coordinated = any(c.dep_ == "conj" and c.pos_ in ("VERB", "AUX") for c in root.children)
+        conj_verbs = [c for c in root.children if c.dep_ == "conj" and c.pos_ in ("VERB", "AUX")]
+        # "shared" = verb phrases sharing the subject ("He wrote X and left"); "clauses" = each has its own.
+        has_subject = [any(x.dep_ in ("nsubj", "nsubjpass", "expl") for x in c.children) for c in conj_verbs]
+        coordinated = "shared" if not all(has_subject) else "clauses" if conj_verbs else ""
         return cls(
             doc,
             tokens,
+            surface_of(doc)[1],
             root,
             subject,
             len(sents) == 1,
@@ -195,17 +201,24 @@ class Parsed:
         chosen = set(indices)
         return any(0 < len(chosen.intersection(range(a, b + 1))) < b - a + 1 for a, b in self.quote_regions)
 
-    def clause_problem(self) -> str | None:
-        """Why a structural rule cannot touch this sentence, or None."""
+    def clause_problem(self, allow_clauses: bool = False) -> str | None:
+        """Why a structural rule cannot touch this sentence, or None.
+
+        Args:
+            allow_clauses: accept a main clause followed by coordinated clauses with their own subjects
+                ("X approved Y, and Z left"): rewriting inside the first clause leaves the others intact.
+        """
         if not self.single:
             return "multiple_sentences"
         if not self.balanced or self.root.i in self.quoted:
             return "quotes"
+        if any(t.text == ";" for t in self.tokens):
+            return "multiple_clauses"
         if self.root.pos_ not in ("VERB", "AUX"):
             return "no_verb_root"
         if self.subject is None:
             return "imperative" if self.root.tag_ == "VB" else "no_subject"
-        if self.coordinated:
+        if self.coordinated == "shared" or (self.coordinated and not allow_clauses):
             return "coordinated"
         if not self.clean_end:
             return "unclear_ending"
@@ -279,7 +292,7 @@ def _middle(p: Parsed, subj: Token) -> list[int] | str:
 
 def passive(p: Parsed) -> list[Edit] | str:
     """Active -> passive: "The committee approved the budget." -> "The budget was approved by the committee."."""
-    problem = p.clause_problem()
+    problem = p.clause_problem(allow_clauses=True)
     if problem:
         return problem
     doc, root = p.doc, p.root
@@ -327,6 +340,24 @@ def passive(p: Parsed) -> list[Edit] | str:
         return "interrupted"
     if obj.lower_ in ("other", "another") or obj.tag_ in ("WP", "WDT"):
         return "reflexive_or_case"
+    if any(doc[i].text in (",", ";", ":", "(", ")") for i in _span(obj)):
+        return "complex_object"
+    if (
+        obj.tag_ == "NN" and not any(c.dep_ in ("det", "poss", "nummod") for c in obj.children)
+    ) or obj.lower_ in (
+        "most",
+        "best",
+        "use",
+    ):
+        return "idiomatic_object"  # "gave rise to", "lost ground", "made the most of"
+    for t in p.tokens[root.i + 1 :]:
+        if t.dep_ == "conj" and t.pos_ == "VERB" and not any(c.dep_.startswith("nsubj") for c in t.children):
+            return "coordinated"  # a later verb shares the subject the passive would move
+    after = obj.right_edge.i + 1
+    if any(c.dep_ == "conj" for c in obj.children) or (
+        after < len(doc) and doc[after].dep_ in ("cc", "conj")
+    ):
+        return "coordinated_object"
     subj_case = _pronoun_case(subj_span, doc, SUBJECT_TO_OBJECT)
     obj_case = _pronoun_case(obj_span, doc, OBJECT_TO_SUBJECT)
     for case in (subj_case, obj_case):
@@ -387,7 +418,7 @@ def passive(p: Parsed) -> list[Edit] | str:
 
 def active(p: Parsed) -> list[Edit] | str:
     """Passive with a ``by`` agent -> active: "The budget was approved by the committee." -> "The committee approved the budget."."""
-    problem = p.clause_problem()
+    problem = p.clause_problem(allow_clauses=True)
     if problem:
         return problem
     doc, root = p.doc, p.root
@@ -417,8 +448,12 @@ def active(p: Parsed) -> list[Edit] | str:
     if len(auxpass) != 1 or lemma_of(auxpass[0].text, auxpass[0].tag_) != "be":
         return "aux_chain"
     subj_span, agent_np = _span(subj), _span(new_subj)
-    if any(doc[i].text in (",", ";", ":", "(", ")") for i in agent_np):
+    if any(doc[i].text in (",", ";", ":", "(", ")") or doc[i].lower_ == "as" for i in agent_np):
         return "complex_agent"
+    if any(doc[i].text in (",", ";", ":", "(", ")") for i in subj_span):
+        return "complex_subject"
+    if new_subj.tag_ == "NN" and not any(c.dep_ in ("det", "poss") for c in new_subj.children):
+        return "manner_by"  # "by hand", "by name", "by train" are not agents
     if (
         p.splits_quote(subj_span)
         or p.splits_quote(agent_np)
@@ -485,6 +520,49 @@ def active(p: Parsed) -> list[Edit] | str:
     return [Edit("active", claims, fn, True)]
 
 
+def copula_swap(p: Parsed) -> list[Edit] | str:
+    """Identity statements with a definite complement read both ways:
+    "Raleigh is the capital of North Carolina." <-> "The capital of North Carolina is Raleigh."."""
+    problem = p.clause_problem()
+    if problem:
+        return problem
+    doc, root, subj = p.doc, p.root, p.subject
+    if root.pos_ != "AUX" or lemma_of(root.text, root.tag_) != "be" or subj.dep_ != "nsubj":
+        return "no_copula"
+    kids = [c for c in root.children if c.dep_ != "punct"]
+    attrs = [c for c in kids if c.dep_ == "attr"]
+    if len(attrs) != 1 or any(c.dep_ not in ("nsubj", "attr", "aux", "neg") for c in kids):
+        return "not_identity"
+    attr = attrs[0]
+    if subj.tag_ in ("PRP", "WP", "WDT", "DT", "EX") or attr.tag_ in ("PRP", "WP", "WDT", "DT"):
+        return "pronoun"
+    definite = any(c.dep_ == "det" and c.lower_ == "the" for c in attr.children) or any(
+        c.dep_ == "poss" for c in attr.children
+    )
+    if not definite or attr.tag_ not in ("NN", "NNS", "NNP", "NNPS"):
+        return "indefinite_complement"
+    plural = {t.tag_ in ("NNS", "NNPS") for t in (subj, attr)}
+    if len(plural) != 1 or any(c.dep_ == "conj" for t in (subj, attr) for c in t.children):
+        return "number_mismatch"
+    subj_span, attr_span = _span(subj), _span(attr)
+    if subj_span[0] != 0 or attr_span[-1] != p.last or p.splits_quote(subj_span) or p.splits_quote(attr_span):
+        return "unusual_order"
+    if any(doc[i].text in (",", ";", ":", "(", ")", "-", "–", "—") for i in (*subj_span, *attr_span)):
+        return "complex_phrase"
+    middle = list(range(subj_span[-1] + 1, attr_span[0]))
+    if any(doc[i].dep_ not in ("aux", "neg") and i != root.i for i in middle):
+        return "interrupted"
+    block = [*subj_span, *middle, *attr_span]
+    new_items = [*_orig(attr_span), *_orig(middle), *_orig(subj_span)]
+    claims = frozenset({subj.i, attr.i, root.i, _FRONT, _END})
+
+    def fn(draft: Draft) -> Draft | None:
+        items = _replace_block(draft, block, new_items)
+        return None if items is None else draft.derive("copula_swap", claims, items)
+
+    return [Edit("copula_swap", claims, fn, True)]
+
+
 # ---------------------------------------------------------------- constituent movement
 
 
@@ -507,12 +585,13 @@ def _trailing_adverbial_ok(c: Token) -> bool:
         if c.lower_ in _ADJUNCT_PREPS or (c.lower_ in _TEMPORAL_PREPS and _is_temporal(pobjs[0])):
             return True
         head = c.head
-        return (
-            c.lower_ in _PLACE_PREPS
-            and pobjs[0].tag_ == "NNP"
-            and lemma_of(head.text, head.tag_) not in _PLACE_COMPLEMENT_VERBS
-            and head.tag_ != "VBN"
-        )
+        if c.lower_ not in _PLACE_PREPS or lemma_of(head.text, head.tag_) in _PLACE_COMPLEMENT_VERBS:
+            return False
+        # A place phrase is an adjunct when the verb already has its object (or is a passive with its
+        # subject); a bare "lives in X" / "based in X" keeps it as a complement, so only proper-name
+        # places qualify there.
+        has_object = any(x.dep_ in ("dobj", "nsubjpass") for x in head.children)
+        return pobjs[0].tag_ == "NNP" and (has_object or head.tag_ != "VBN")
     if c.dep_ == "npadvmod":
         return _is_temporal(c) and c.pos_ in ("NOUN", "PROPN")
     if c.dep_ == "advmod":
@@ -542,6 +621,8 @@ def _fronting(p: Parsed, name: str, accept: Callable[[Token], bool], what: str) 
         if span[0] <= root.i or len(span) > 14 or p.splits_quote(span):
             continue
         comma = [span[0] - 1] if doc[span[0] - 1].text == "," else []
+        if any(doc[i].text in (",", ";", ":", "(", ")") for i in range(root.i + 1, span[0] - len(comma))):
+            continue  # a parenthetical or non-restrictive clause sits between: the attachment is unsure
         claims = frozenset({_FRONT, _END})
 
         def fn(draft: Draft, span=span, comma=comma, claims=claims) -> Draft | None:
@@ -573,11 +654,18 @@ def _backing(p: Parsed, name: str, accept: Callable[[Token], bool], what: str) -
     span = _span(c)
     if p.splits_quote(span):
         return "quotes"
+    if subj.tag_ == "PRP":
+        return "pronoun_subject"  # "If a worker can read it, he sorts it": the pronoun would precede its antecedent
     comma = span[-1] + 1
     if doc[comma].text != "," or subj.left_edge.i != comma + 1:
         return "no_comma_then_subject"
-    remainder = doc[comma + 1 : p.last + 1]
-    if any(t.text in (",", ";", ":", "(", "-", "–", "—") or t.dep_ in _BAD_REMAINDER_DEPS for t in remainder):
+    # The moved phrase goes after the last constituent of the clause: it must be a plain one, or the
+    # phrase would read as attached to a relative clause, an apposition or a list inside it.
+    tail = [c for c in root.children if c.i > root.i and c.dep_ != "punct"]
+    last_part = doc[tail[-1].left_edge.i : tail[-1].right_edge.i + 1] if tail else doc[root.i : root.i + 1]
+    if any(t.text in (",", ";", ":", "(", "-", "–", "—") or t.dep_ in _BAD_REMAINDER_DEPS for t in last_part):
+        return "complex_remainder"
+    if any(t.text in (";", ":", "(", "-", "–", "—") for t in doc[comma + 1 : p.last + 1]):
         return "complex_remainder"
     claims = frozenset({_FRONT, _END})
 
@@ -616,6 +704,8 @@ def back_adverbial(p: Parsed) -> list[Edit] | str:
 
 def front_clause(p: Parsed) -> list[Edit] | str:
     """Trailing subordinate clause to the front: "X because Y." -> "Because Y, X."."""
+    if p.subject is not None and p.subject.lower_ in ("it", "this", "that", "there"):
+        return "expletive_subject"  # "It is not known if X" -> "If X, it is not known" changes the meaning
     return _fronting(p, "front_clause", _clause_ok, "clause")
 
 
@@ -632,11 +722,11 @@ def _plain(p: Parsed, t: Token) -> bool:
     doc = p.doc
     if t.i in p.quoted or not t.is_alpha or not t.text.islower():
         return False
-    if t.whitespace_ != _ORDINARY_WHITESPACE and not (
+    if p.spaces[t.i] != _ORDINARY_WHITESPACE and not (
         t.i + 1 < len(doc) and doc[t.i + 1].is_punct and doc[t.i + 1].text not in "-/"
     ):
         return False
-    return t.i == 0 or doc[t.i - 1].whitespace_ == _ORDINARY_WHITESPACE
+    return t.i == 0 or p.spaces[t.i - 1] == _ORDINARY_WHITESPACE
 
 
 _SYN_TAGS = {
@@ -673,6 +763,7 @@ def synonym(p: Parsed) -> list[Edit] | str:
         return "no_wordnet"
     doc = p.doc
     edits = []
+    present = {t.lower_ for t in p.tokens}
     for t in p.tokens:
         upos = _SYN_TAGS.get(t.tag_)
         if (
@@ -681,8 +772,8 @@ def synonym(p: Parsed) -> list[Edit] | str:
             or not _plain(p, t)
         ):
             continue
-        if upos == "VERB" and any(c.dep_ == "prt" for c in t.children):
-            continue
+        if upos == "VERB" and any(c.dep_ in ("prt", "prep", "dative") and c.i == t.i + 1 for c in t.children):
+            continue  # "rely on", "set up": the synonym may not take the same particle or preposition
         lemma = lemma_of(t.text, t.tag_) if upos in ("VERB", "NOUN") else t.lower_
         if lemma in SYNONYM_STOPLIST:
             continue
@@ -690,8 +781,8 @@ def synonym(p: Parsed) -> list[Edit] | str:
             if upos == "NOUN" and lemma_of(syn, "NN") != syn:
                 continue
             word = syn if t.tag_ in ("NN", "JJ", "RB", "VB") else inflect(syn, t.tag_)
-            if not word or word == t.lower_:
-                continue
+            if not word or word == t.lower_ or word in present or not any(v in word for v in "aeiouy"):
+                continue  # "spiritual and religious" must not become "religious and religious"
             fix = _article_fix(doc, t, word)
             if fix is None:
                 continue
@@ -711,11 +802,9 @@ def synonym(p: Parsed) -> list[Edit] | str:
 def antonym_negation(p: Parsed) -> list[Edit] | str:
     """Predicate adjective -> negated antonym: "The house is large." -> "The house is not small."."""
     root = p.root
-    if not wordnet_available():
-        return "no_wordnet"
     if not p.single:
         return "multiple_sentences"
-    if lemma_of(root.text, root.tag_) != "be" or root.pos_ != "AUX" or p.coordinated:
+    if lemma_of(root.text, root.tag_) != "be" or root.pos_ != "AUX" or p.coordinated == "shared":
         return "no_copula"
     if any(c.dep_ == "neg" for c in root.children):
         return "already_negated"
@@ -778,7 +867,7 @@ def contraction(p: Parsed) -> list[Edit] | str:
         if t.i in p.quoted:
             continue
         overrides: dict[int, str] = {}
-        if nxt.lower_ == "not" and nxt.dep_ == "neg" and t.lower_ in _CONTRACT_NEG and t.whitespace_:
+        if nxt.lower_ == "not" and nxt.dep_ == "neg" and t.lower_ in _CONTRACT_NEG and p.spaces[t.i]:
             overrides = {t.i: _CONTRACT_NEG[t.lower_], nxt.i: "n't"}
         elif nxt.lower_ == "n't" and t.lower_ in ("ca",):
             overrides = {t.i: "cannot", nxt.i: ""}
@@ -788,7 +877,7 @@ def contraction(p: Parsed) -> list[Edit] | str:
             t.tag_ == "PRP"
             and t.dep_ in ("nsubj", "nsubjpass")
             and nxt.lower_ in _CONTRACT_PRON
-            and t.whitespace_
+            and p.spaces[t.i]
         ):
             if nxt.lower_ in ("have", "has") and nxt.dep_ != "aux":
                 continue
@@ -852,7 +941,7 @@ def number_word(p: Parsed) -> list[Edit] | str:
             or doc[t.i - 1].tag_ == "CD"
         ):
             continue
-        if t.head.lower_ in _MONTHS or not t.whitespace_:
+        if t.head.lower_ in _MONTHS or not p.spaces[t.i]:
             continue
         if t.text.isdigit() and 2 <= int(t.text) <= 20:
             new = _NUMBER_WORDS[int(t.text)]
@@ -861,15 +950,13 @@ def number_word(p: Parsed) -> list[Edit] | str:
         else:
             continue
         claims = frozenset({t.i})
-        overrides = {t.i: new}
-        edits.append(
-            Edit(
-                "number_word",
-                claims,
-                lambda d, o=overrides, c=claims: d.derive("number_word", c, overrides=o),
-                False,
-            )
-        )
+
+        def fn(draft: Draft, i=t.i, new=new, claims=claims) -> Draft | None:
+            if new.isdigit() and draft.items[0][0] == i:
+                return None  # no digits at the start of a sentence
+            return draft.derive("number_word", claims, overrides={i: new})
+
+        edits.append(Edit("number_word", claims, fn, False))
     return edits or "no_count"
 
 
@@ -1000,6 +1087,8 @@ def coordination(p: Parsed) -> list[Edit] | str:
         ):
             continue
         b, and_ = conj[0], cc[0]
+        if a.dep_ in ("compound", "amod", "poss", "nmod"):
+            continue  # "Oxford and Regent Streets": the pair modifies a shared head
         if b.pos_ != a.pos_ or a.lower_ in _FIXED_PAIRS or b.tag_ != a.tag_ and a.pos_ == "NOUN":
             continue
         a_span = list(range(a.left_edge.i, and_.i))
@@ -1056,9 +1145,114 @@ def relative_reduction(p: Parsed) -> list[Edit] | str:
     return edits or "no_passive_relative"
 
 
+# Multi-word paraphrases that keep meaning and grammar wherever they occur (lower-case word sequences).
+_PHRASES: dict[tuple[str, ...], str] = {
+    ("in", "order", "to"): "to",
+    ("so", "as", "to"): "to",
+    ("due", "to"): "because of",
+    ("because", "of"): "due to",
+    ("as", "a", "result", "of"): "because of",
+    ("a", "number", "of"): "several",
+    ("a", "large", "number", "of"): "many",
+    ("a", "variety", "of"): "various",
+    ("the", "majority", "of"): "most",
+    ("prior", "to"): "before",
+    ("in", "spite", "of"): "despite",
+    ("with", "the", "exception", "of"): "except for",
+    ("for", "example"): "for instance",
+    ("for", "instance"): "for example",
+    ("known", "as"): "called",
+    ("referred", "to", "as"): "called",
+    ("at", "the", "same", "time"): "simultaneously",
+    ("whilst",): "while",
+    ("amongst",): "among",
+    ("although",): "though",
+    ("approximately",): "about",
+    ("roughly",): "about",
+}
+_MAX_PHRASE = max(map(len, _PHRASES))
+# Abbreviations and the names they stand for (case-sensitive, both directions).
+_ABBREVIATIONS = {
+    ("U.S.",): "United States",
+    ("US",): "United States",
+    ("UK",): "United Kingdom",
+    ("U.K.",): "United Kingdom",
+    ("USSR",): "Soviet Union",
+    ("UN",): "United Nations",
+    ("EU",): "European Union",
+    ("United", "States"): "U.S.",
+    ("United", "Kingdom"): "UK",
+    ("Soviet", "Union"): "USSR",
+    ("United", "Nations"): "UN",
+    ("European", "Union"): "EU",
+}
+_DAY = re.compile(r"^([1-9]|[12][0-9]|3[01])$")
+
+
+def _word_edit(name: str, overrides: dict[int, str]) -> Edit:
+    claims = frozenset(overrides)
+    return Edit(name, claims, lambda d, o=overrides, c=claims: d.derive(name, c, overrides=o), False)
+
+
+def phrase(p: Parsed) -> list[Edit] | str:
+    """Fixed paraphrases: connectives ("in order to" -> "to"), abbreviations ("UK" <-> "United Kingdom"),
+    percentages ("26%" <-> "26 percent") and dates ("3 May 1921" <-> "May 3, 1921")."""
+    tokens, spaces = p.tokens, p.spaces
+    lowers = [t.lower_ for t in tokens]
+    texts = [t.text for t in tokens]
+    edits = []
+    n = len(tokens)
+    for i in range(n):
+        if i in p.quoted:
+            continue
+        for size in range(1, _MAX_PHRASE + 1):
+            j = i + size
+            if j > n or any(spaces[k] != " " for k in range(i, j - 1)):
+                break
+            key = tuple(lowers[i:j])
+            new = _PHRASES.get(key)
+            if new is None:
+                new = _ABBREVIATIONS.get(tuple(texts[i:j]))
+            if new is None:
+                continue
+            if new.endswith(".") and j < n and texts[j] == ".":
+                continue
+            if key in (("because", "of"),) and tokens[i].dep_ != "prep":
+                continue
+            if key == ("known", "as") and tokens[i].tag_ != "VBN":
+                continue
+            overrides = {i: new, **{k: "" for k in range(i + 1, j)}}
+            edits.append(_word_edit("phrase", overrides))
+        t = tokens[i]
+        if t.text == "%" and i > 0 and tokens[i - 1].tag_ == "CD" and spaces[i - 1] == "":
+            edits.append(_word_edit("phrase", {i: "percent"}))
+        elif (
+            t.lower_ == "percent"
+            and i > 0
+            and tokens[i - 1].tag_ == "CD"
+            and tokens[i - 1].text[-1:].isdigit()
+        ):
+            edits.append(_word_edit("phrase", {i: "%"}))
+        if i + 2 < n and _DAY.match(t.text) and lowers[i + 1] in _MONTHS and _YEAR.match(texts[i + 2]):
+            # 3 May 1921 -> May 3, 1921
+            if spaces[i] == " " and spaces[i + 1] == " " and (i + 3 >= n or tokens[i + 3].text != ","):
+                edits.append(_word_edit("phrase", {i: texts[i + 1], i + 1: t.text + ","}))
+        if (
+            i + 3 < n
+            and lowers[i] in _MONTHS
+            and _DAY.match(texts[i + 1])
+            and texts[i + 2] == ","
+            and _YEAR.match(texts[i + 3])
+        ):
+            # May 3, 1921 -> 3 May 1921
+            edits.append(_word_edit("phrase", {i: texts[i + 1], i + 1: t.text, i + 2: ""}))
+    return edits or "no_phrase"
+
+
 RULES: dict[str, Callable[[Parsed], list[Edit] | str]] = {
     "passive": passive,
     "active": active,
+    "copula_swap": copula_swap,
     "front_adverbial": front_adverbial,
     "back_adverbial": back_adverbial,
     "front_clause": front_clause,
@@ -1066,6 +1260,7 @@ RULES: dict[str, Callable[[Parsed], list[Edit] | str]] = {
     "genitive": genitive,
     "coordination": coordination,
     "relative_reduction": relative_reduction,
+    "phrase": phrase,
     "synonym": synonym,
     "antonym_negation": antonym_negation,
     "contraction": contraction,
