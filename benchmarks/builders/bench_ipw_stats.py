@@ -1,7 +1,7 @@
 """DebCSE Table 1/4 pair statistics of IPW rows built with the default guide on real Wikipedia sentences.
 
 Builds rows for the anchors of one shard (default 1/20) of the first ``--limit`` corpus sentences,
-with negatives drawn from all of them, for each temperature given. Reports mean lexical overlap
+with negatives drawn from all of them, for each (temperature, similarity temperature) pair given. Reports mean lexical overlap
 (shared words / longer sentence) and mean guide cosine of positive and negative pairs, and timings.
 """
 
@@ -21,7 +21,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--limit", type=int, default=10000)
     parser.add_argument("--shard", default="0/20")
-    parser.add_argument("--temperatures", default="1.0,0.05")
+    parser.add_argument("--configs", default="1:1,0.05:1,1:0.01,0.05:0.01",
+                        help="comma-separated temperature:similarity_temperature pairs (eq. 4/6 : eq. 1-2)")
     parser.add_argument("--out", default="benchmarks/builders/results/ipw_stats.json")
     args = parser.parse_args()
     load = lambda: subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()  # noqa: E731
@@ -29,10 +30,12 @@ def main() -> None:
     shard = tuple(int(x) for x in args.shard.split("/"))
     model = load_model()
     runs = []
-    for temperature in (float(t) for t in args.temperatures.split(",")):
-        builder = IPWBuilder(model, temperature=temperature, seed=0)
+    for config in args.configs.split(","):
+        temperature, similarity_temperature = (float(x) for x in config.split(":"))
+        builder = IPWBuilder(model, temperature=temperature, similarity_temperature=similarity_temperature, seed=0)
         rows = builder.build(sentences, shard=shard)
-        runs.append({"temperature": temperature, "report": builder.report.as_dict(),
+        runs.append({"temperature": temperature, "similarity_temperature": similarity_temperature,
+                     "report": builder.report.as_dict(),
                      "examples": rows.select(range(min(3, len(rows)))).to_list(), "load": load()})
         print(json.dumps(runs[-1]["report"]["statistics"], indent=2), flush=True)
     Path(args.out).write_text(json.dumps({"args": vars(args), "runs": runs}, indent=2) + "\n")

@@ -7,11 +7,11 @@ from collections import Counter
 
 from rapidfuzz.distance import Levenshtein
 
-_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 
 
 def words(text: str, lowercase: bool = True) -> list[str]:
-    """Words of ``text`` with punctuation removed (apostrophes inside words kept), lower-cased by default."""
+    """Words of ``text`` with punctuation removed (straight or curly apostrophes inside words kept), lower-cased by default."""
     return _WORD.findall(text.lower() if lowercase else text)
 
 

@@ -22,6 +22,11 @@ class EmbeddingLoss(nn.Module):
         super().__init__()
         self.model = model
 
+    @property
+    def temperature(self) -> float:
+        """τ = 1 / ``scale`` (sentence-transformers' convention: scale 20 ⇔ τ 0.05)."""
+        return 1.0 / self.scale
+
     def embed(self, sentence_features: Iterable[dict[str, Tensor]]) -> list[Tensor]:
         if self.model is None:
             raise ValueError(

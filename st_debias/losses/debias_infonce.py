@@ -176,10 +176,6 @@ class DebiasInfoNCE(EmbeddingLoss):
         }
 
     @property
-    def temperature(self) -> float:
-        return 1.0 / self.scale
-
-    @property
     def citation(self) -> str:
         return """
 @inproceedings{miao2023debcse,

@@ -109,10 +109,6 @@ class FocalInfoNCE(EmbeddingLoss):
         return {"scale": self.scale, "margin": self.margin, "gather_across_devices": self.gather_across_devices}
 
     @property
-    def temperature(self) -> float:
-        return 1.0 / self.scale
-
-    @property
     def citation(self) -> str:
         return """
 @inproceedings{hou2023focalinfonce,

@@ -257,10 +257,6 @@ class InstanceWeightedMNRL(EmbeddingLoss):
         }
 
     @property
-    def temperature(self) -> float:
-        return 1.0 / self.scale
-
-    @property
     def citation(self) -> str:
         return """
 @inproceedings{zhou2022dclr,
