@@ -90,3 +90,14 @@ def test_cli_train_reports_bad_input(arguments: list[str], message: str, capsys,
     monkeypatch.setenv("ST_DEBIAS_OFFLINE", "1")
     assert main(["train", *arguments, "--no-eval"]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_cli_train_runs_a_recipe(tiny_model_dir: Path, tmp_path: Path, capsys) -> None:
+    """The README's main job path: ``st-debias train`` parses, trains, saves and reports where the model went."""
+    code = main([
+        "train", "--recipe", "focal", "--model", str(tiny_model_dir), "--steps", "2", "--batch-size", "8",
+        "--max-seq-length", "16", "--output", str(tmp_path / "run"), "--cache-dir", str(tmp_path / "cache"), "--no-eval",
+    ])
+    assert code == 0
+    assert (tmp_path / "run" / "model" / "model.safetensors").exists()
+    assert "Saved model:" in capsys.readouterr().out

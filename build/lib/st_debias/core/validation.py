@@ -1,0 +1,55 @@
+"""Input checks shared by the losses, with errors that name the problem."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+
+
+def check_num_columns(embeddings: list[Tensor], minimum: int, maximum: int | None, loss_name: str, layout: str) -> None:
+    """Raise ``ValueError`` when the number of input columns is outside ``[minimum, maximum]``."""
+    count = len(embeddings)
+    if count < minimum or (maximum is not None and count > maximum):
+        expected = f"{minimum}" if maximum == minimum else f"{minimum}..{maximum if maximum is not None else 'n'}"
+        raise ValueError(
+            f"{loss_name} expects {expected} input columns ({layout}), got {count}. "
+            "Check the dataset's column order and remove extra columns (ids, metadata) that are not text."
+        )
+    sizes = {e.size(0) for e in embeddings}
+    if len(sizes) != 1:
+        raise ValueError(f"{loss_name}: all input columns must have the same number of rows, got sizes {sorted(sizes)}.")
+
+
+def check_row_weights(weights: Tensor, batch_size: int, loss_name: str) -> Tensor:
+    """Validate per-row weights: shape ``(B,)``, finite, non-negative. Returns them flattened."""
+    weights = weights.reshape(-1)
+    if weights.numel() != batch_size:
+        raise ValueError(f"{loss_name}: expected one weight per row ({batch_size}), got {weights.numel()} values.")
+    if torch.isnan(weights).any():
+        raise ValueError(f"{loss_name}: row weights contain NaN (rows {torch.isnan(weights).nonzero().flatten().tolist()}).")
+    if torch.isinf(weights).any():
+        raise ValueError(f"{loss_name}: row weights contain inf.")
+    if (weights < 0).any():
+        raise ValueError(f"{loss_name}: row weights must be non-negative, got min {weights.min().item():.4g}.")
+    return weights
+
+
+def check_has_negatives(num_negatives: int, loss_name: str) -> None:
+    """Raise when a row would have no negative at all (batch of one and no hard-negative columns)."""
+    if num_negatives < 1:
+        raise ValueError(
+            f"{loss_name} needs negatives: a batch of one row with no hard-negative column leaves none. "
+            "Use a batch size of at least 2 or add negative columns."
+        )
+
+
+def check_positive(value: float, name: str, loss_name: str) -> None:
+    if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+        raise ValueError(f"{loss_name}: {name} must be a positive finite number, got {value!r}.")
+
+
+def check_non_negative(value: float, name: str, loss_name: str) -> None:
+    if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
+        raise ValueError(f"{loss_name}: {name} must be a non-negative finite number, got {value!r}.")

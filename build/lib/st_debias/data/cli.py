@@ -1,0 +1,86 @@
+"""``st-debias build``: turn a sentence file into training rows (saved with ``Dataset.save_to_disk``).
+
+Examples::
+
+    st-debias build ipw --input corpus.txt --output rows/ipw --limit 20000
+    st-debias build ipw --input corpus.txt --output rows/ipw-shard0 --shard 0/4   # then merge: --merge
+    st-debias build negation --input corpus.txt --output rows/neg --spacy-model en_core_web_sm
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add the ``build`` subcommand to the ``st-debias`` dispatcher."""
+    parser = subparsers.add_parser("build", help="Build DebCSE (ipw) or OssCSE (negation) training rows.")
+    parser.add_argument("kind", choices=["ipw", "negation", "merge"], help="what to build ('merge' joins shards)")
+    parser.add_argument("--input", "-i", nargs="+", help="sentence file (one per line); for merge: shard folders")
+    parser.add_argument("--output", "-o", required=True, help="output folder (dataset + report.json)")
+    parser.add_argument("--limit", type=int, default=None, help="first N lines only")
+    parser.add_argument("--model", default=None, help="guide model (default all-MiniLM-L6-v2)")
+    parser.add_argument("--shard", default=None, help="ipw: build only shard I/N of the anchors, e.g. 0/4")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--num-negatives", type=int, default=2)
+    parser.add_argument("--pool-size", type=int, default=64)
+    parser.add_argument("--lambda-n", type=float, default=0.8)
+    parser.add_argument("--lambda-p", type=float, default=0.8)
+    parser.add_argument("--temperature", type=float, default=1.0)
+    parser.add_argument("--cache-dir", default=None, help="embedding cache (default $ST_DEBIAS_CACHE)")
+    parser.add_argument("--spacy-model", default=None, help="negation: spaCy model (default en_core_web_sm)")
+    parser.set_defaults(func=run)
+    return parser
+
+
+def _save(rows, report, output: str) -> None:
+    folder = Path(output)
+    folder.mkdir(parents=True, exist_ok=True)
+    rows.save_to_disk(str(folder / "dataset"))
+    (folder / "report.json").write_text(report.to_json())
+    print(f"{len(rows)} rows -> {folder / 'dataset'}; report -> {folder / 'report.json'}")
+    print(json.dumps({"skipped": dict(report.skipped), "statistics": report.statistics}, indent=2))
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.input:
+        raise SystemExit("--input is required")
+    if args.kind == "merge":
+        from collections import Counter
+
+        from datasets import load_from_disk
+
+        from st_debias.data.builders import merge_builds
+        from st_debias.data.report import BuildReport
+
+        parts = []
+        for folder in args.input:
+            data = json.loads((Path(folder) / "report.json").read_text())
+            report = BuildReport(**{k: v for k, v in data.items() if k not in ("skipped", "rules")},
+                                 skipped=Counter(data["skipped"]), rules=Counter(data["rules"]))
+            parts.append((load_from_disk(str(Path(folder) / "dataset")), report))
+        rows, report = merge_builds(parts)
+        _save(rows, report, args.output)
+        return 0
+    from st_debias.data.corpus import read_sentences
+
+    sentences = read_sentences(args.input[0], limit=args.limit)
+    if args.kind == "ipw":
+        from st_debias.data.ipw import IPWBuilder
+
+        shard = tuple(int(x) for x in args.shard.split("/")) if args.shard else None
+        builder = IPWBuilder(
+            args.model, num_negatives=args.num_negatives, pool_size=args.pool_size, lambda_n=args.lambda_n,
+            lambda_p=args.lambda_p, temperature=args.temperature, seed=args.seed, cache_dir=args.cache_dir,
+        )
+        rows = builder.build(sentences, shard=shard)  # type: ignore[arg-type]
+    else:
+        from st_debias.data.negation import Negator
+        from st_debias.data.osscse import OssCSEBuilder
+
+        builder = OssCSEBuilder(Negator(args.spacy_model), seed=args.seed, show_progress_bar=True)
+        rows = builder.build(sentences)
+    _save(rows, builder.report, args.output)
+    return 0

@@ -1,0 +1,102 @@
+"""Reading and validating the plain sentences users bring: nothing is dropped without being counted."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from st_debias.paths import data_file
+
+WIKI_CORPUS = "corpus/wiki_sentences.txt"
+
+
+def read_sentences(path: str | os.PathLike[str] | None = None, limit: int | None = None) -> list[str]:
+    """Read one sentence per line (UTF-8).
+
+    Args:
+        path: a text file; ``None`` reads ``corpus/wiki_sentences.txt`` from the data folder
+            (``$ST_DEBIAS_DATA``).
+        limit: keep only the first ``limit`` lines (the shared corpus is in random order, so the head
+            is a uniform sample).
+    """
+    target = Path(path) if path is not None else data_file(WIKI_CORPUS)
+    out: list[str] = []
+    with open(target, encoding="utf-8") as handle:
+        for line in handle:
+            if limit is not None and len(out) >= limit:
+                break
+            out.append(line.rstrip("\n"))
+    return out
+
+
+@dataclass
+class CleanedSentences:
+    """Validated input: the kept sentences, their positions in the input, and what was skipped why."""
+
+    sentences: list[str]
+    positions: list[int]
+    skipped: Counter[str] = field(default_factory=Counter)
+    skipped_positions: list[tuple[int, str]] = field(default_factory=list)
+
+    def skipped_between(self, start: int, stop: int) -> Counter[str]:
+        """Skip reasons of the inputs at positions ``start:stop`` (for shards)."""
+        return Counter(reason for position, reason in self.skipped_positions if start <= position < stop)
+
+
+def clean_sentences(
+    items: Iterable[object],
+    *,
+    on_empty: Literal["skip", "raise"] = "skip",
+    on_duplicate: Literal["skip", "keep", "raise"] = "skip",
+) -> CleanedSentences:
+    """Validate user sentences.
+
+    Non-strings always raise (a list of sentences holding ``None`` or a number is a caller bug).
+    Empty/whitespace-only strings and exact duplicates (after stripping) are skipped and counted under
+    ``"empty"`` and ``"duplicate"`` by default, or raise when asked. Surrounding whitespace is stripped.
+
+    Raises:
+        ValueError: a non-string item, or an empty/duplicate item with ``on_* == "raise"``.
+    """
+    if isinstance(items, str):
+        raise ValueError("Expected a sequence of sentences, got a single string; wrap it in a list.")
+    kept: list[str] = []
+    positions: list[int] = []
+    skipped: Counter[str] = Counter()
+    log: list[tuple[int, str]] = []
+    seen: set[str] = set()
+    for position, item in enumerate(items):
+        if not isinstance(item, str):
+            raise ValueError(
+                f"Sentence at position {position} is {type(item).__name__} ({item!r:.40}), not str: "
+                "builders take plain strings only."
+            )
+        text = item.strip()
+        if not text:
+            if on_empty == "raise":
+                raise ValueError(f"Sentence at position {position} is empty or whitespace only.")
+            skipped["empty"] += 1
+            log.append((position, "empty"))
+            continue
+        if text in seen and on_duplicate != "keep":
+            if on_duplicate == "raise":
+                raise ValueError(f"Sentence at position {position} is a duplicate: {text!r:.80}")
+            skipped["duplicate"] += 1
+            log.append((position, "duplicate"))
+            continue
+        seen.add(text)
+        kept.append(text)
+        positions.append(position)
+    return CleanedSentences(kept, positions, skipped, log)
+
+
+def check_sequence(sentences: Sequence[object], name: str = "sentences") -> None:
+    """Raise ``ValueError`` unless ``sentences`` is a non-empty sequence of strings."""
+    if isinstance(sentences, str):
+        raise ValueError(f"{name}: expected a sequence of sentences, got a single string.")
+    if len(sentences) == 0:
+        raise ValueError(f"{name}: no sentences given.")

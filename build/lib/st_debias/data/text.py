@@ -1,0 +1,40 @@
+"""Word-level text metrics shared by builders and evaluation: tokenisation, MER, lexical overlap."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from rapidfuzz.distance import Levenshtein
+
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
+
+
+def words(text: str, lowercase: bool = True) -> list[str]:
+    """Words of ``text`` with punctuation removed (straight or curly apostrophes inside words kept), lower-cased by default."""
+    return _WORD.findall(text.lower() if lowercase else text)
+
+
+def match_error_rate(reference: str | list[str], hypothesis: str | list[str]) -> float:
+    """Word-level match error rate MER = (S + D + I) / (S + D + I + C) (Morris et al. 2004).
+
+    Strings are split with :func:`words` (lower-cased, punctuation removed); lists are used as given.
+    The alignment is a minimum-edit (Levenshtein) alignment from rapidfuzz. Two empty inputs give 0.
+    """
+    ref = words(reference) if isinstance(reference, str) else reference
+    hyp = words(hypothesis) if isinstance(hypothesis, str) else hypothesis
+    ops = Counter(op.tag for op in Levenshtein.editops(ref, hyp))
+    substitutions, deletions, insertions = ops["replace"], ops["delete"], ops["insert"]
+    correct = len(ref) - substitutions - deletions
+    errors = substitutions + deletions + insertions
+    return errors / (errors + correct) if errors + correct else 0.0
+
+
+def lexical_overlap(a: str, b: str) -> float:
+    """Shared words / length of the longer sentence (DebCSE Tables 1 and 4), on :func:`words`."""
+    wa, wb = words(a), words(b)
+    longer = max(len(wa), len(wb))
+    if longer == 0:
+        return 0.0
+    shared = sum((Counter(wa) & Counter(wb)).values())
+    return shared / longer

@@ -1,0 +1,169 @@
+"""One call that evaluates a model: STS suite, bias probes and (optionally) MTEB → one results.json entry."""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from st_debias.evaluation.bias import (
+    DEFAULT_NEGATION_PAIRS,
+    alignment_uniformity,
+    cont_oppn_scores,
+    cont_oppn_split,
+    load_negation_pairs,
+    load_pair_rows,
+    negation_probe,
+    training_pair_statistics,
+)
+from st_debias.evaluation.embeddings import EmbeddingCache, load_any_model, model_fingerprint
+from st_debias.evaluation.sts import STSSuite
+from st_debias.evaluation.sts_data import STS_TASKS
+
+TASK_GROUPS = ("sts", "mteb", "bias")
+
+
+def _check_tasks(tasks: Sequence[str] | str) -> tuple[str, ...]:
+    if isinstance(tasks, str):
+        tasks = [t.strip() for t in tasks.split(",") if t.strip()]
+    unknown = sorted(set(tasks) - set(TASK_GROUPS))
+    if unknown or not tasks:
+        raise ValueError(
+            f"Unknown evaluation task group(s) {unknown or tasks!r}; choose from {list(TASK_GROUPS)}"
+        )
+    return tuple(dict.fromkeys(tasks))
+
+
+def evaluate_model(
+    model: Any,
+    tasks: Sequence[str] | str = ("sts", "bias"),
+    data_dir: str | os.PathLike[str] | None = None,
+    batch_size: int = 64,
+    show_progress_bar: bool = True,
+    *,
+    label: str | None = None,
+    negation_pairs: int | None = DEFAULT_NEGATION_PAIRS,
+    mteb_data: str = "auto",
+    mteb_cache_dir: str | os.PathLike[str] | None = None,
+    pair_dataset: Any | None = None,
+    pair_columns: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """Evaluate one model and return its ``results.json`` entry.
+
+    All sentences of the STS-7 sets and of the probes are collected first and encoded once, in one
+    ``encode`` call (each unique sentence once); every score is then computed from that table. MTEB, if
+    asked for, runs through ``mteb.evaluate`` with its own encoding.
+
+    Args:
+        model: a SentenceTransformer, a saved model folder (e.g. a training output), ``"default"`` or a
+            hub id (resolved by :func:`st_debias.paths.load_model`).
+        tasks: groups among ``sts``, ``bias``, ``mteb`` (list or comma-separated string).
+        data_dir: data folder (default ``$ST_DEBIAS_DATA``).
+        batch_size: encode batch size.
+        show_progress_bar: tqdm bar while encoding.
+        label: name shown in reports (default: the path/name, or the model card's id).
+        negation_pairs: CANNOT pairs for the negation probe (default 3,000; None = all).
+        mteb_data: ``auto``, ``local`` or ``hub`` (see :func:`st_debias.evaluation.mteb_tasks.mteb_tasks`).
+        mteb_cache_dir: MTEB result cache; None disables it.
+        pair_dataset: optional training set of (anchor, positive, negative…) rows (a ``datasets.Dataset``,
+            rows, or a .jsonl/.csv/.tsv path); its lexical overlap and cosine under *this* model (as the
+            guide) go to ``bias.training_pairs`` (DebCSE Tables 1 and 4).
+        pair_columns: column names of a ``pair_dataset`` file, in (anchor, positive, negatives…) order.
+
+    Returns:
+        ``{"model", "fingerprint", "sts": {task: score, "avg"}, "bias": {...}, "mteb": {...}, "sources":
+        {...}, "encoded_sentences", "timing_s", "environment"}``; blocks for groups not asked for are
+        absent. Scores are Spearman ×100.
+    """
+    groups = _check_tasks(tasks)
+    start = time.perf_counter()
+    st_model, default_label = load_any_model(model)
+    label = label or default_label
+    timing: dict[str, float] = {"load_model": time.perf_counter() - start}
+    entry: dict[str, Any] = {"model": label, "fingerprint": model_fingerprint(st_model)}
+    sources: dict[str, Any] = {}
+
+    t0 = time.perf_counter()
+    needs_sts_data = "sts" in groups or "bias" in groups
+    suite = STSSuite(STS_TASKS, data_dir) if needs_sts_data else None
+    negations = load_negation_pairs(data_dir, limit=negation_pairs) if "bias" in groups else None
+    timing["load_data"] = time.perf_counter() - t0
+
+    cache = EmbeddingCache(st_model, batch_size=batch_size, show_progress_bar=show_progress_bar)
+    if suite is not None:
+        t0 = time.perf_counter()
+        sentences = suite.sentences()
+        if negations is not None:
+            sentences += negations.sentences + negations.negations
+            sentences += [p for p in negations.paraphrases if p is not None]
+        cache.prefetch(sentences)
+        timing["encode"] = time.perf_counter() - t0
+        cosines = suite.cosines(cache)
+        sources["sts"] = suite.sources()
+
+    if "sts" in groups:
+        entry["sts"] = suite.evaluate(cache)
+
+    if "bias" in groups:
+        t0 = time.perf_counter()
+        cont_oppn = {}
+        for name, data in suite.data.items():
+            split = cont_oppn_split(data.sentences1, data.sentences2, data.scores)
+            cont_oppn[name] = cont_oppn_scores(data, cosines[name], split)
+        entry["bias"] = {
+            "cont_oppn": cont_oppn,
+            "negation": negation_probe(cache, negations),
+            "alignment_uniformity": alignment_uniformity(cache, suite.data["STSBenchmark"]),
+        }
+        sources["negation"] = negations.describe()
+        sources["alignment_uniformity"] = (
+            "STSBenchmark test: alignment over pairs with score > 4, uniformity over unique sentences"
+        )
+        if pair_dataset is not None:
+            if isinstance(pair_dataset, str | os.PathLike):
+                sources["training_pairs"] = {"source": str(pair_dataset), "columns": pair_columns}
+                pair_dataset = load_pair_rows(pair_dataset, columns=pair_columns)
+            entry["bias"]["training_pairs"] = training_pair_statistics(pair_dataset, guide=cache)
+        timing["bias"] = time.perf_counter() - t0
+
+    if "mteb" in groups:
+        from st_debias.evaluation.mteb_tasks import run_mteb
+
+        t0 = time.perf_counter()
+        mteb_result = run_mteb(
+            st_model,
+            data=mteb_data,
+            data_dir=data_dir,
+            label=label,
+            cache_dir=mteb_cache_dir,
+            batch_size=batch_size,
+            show_progress_bar=show_progress_bar,
+        )
+        entry["mteb"] = mteb_result["scores"]
+        sources["mteb"] = {k: v for k, v in mteb_result.items() if k != "scores"}
+        timing["mteb"] = time.perf_counter() - t0
+
+    entry["sources"] = sources
+    entry["encoded_sentences"] = cache.encoded
+    timing["total"] = time.perf_counter() - start
+    entry["timing_s"] = {k: round(v, 2) for k, v in timing.items()}
+    entry["environment"] = _environment()
+    return entry
+
+
+def _environment() -> dict[str, Any]:
+    import sentence_transformers
+    import torch
+
+    env: dict[str, Any] = {
+        "torch": torch.__version__,
+        "sentence_transformers": sentence_transformers.__version__,
+        "python": platform.python_version(),
+        "cpu_count": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+    }
+    if hasattr(os, "getloadavg"):
+        env["load_average"] = [round(x, 2) for x in os.getloadavg()]
+    return env

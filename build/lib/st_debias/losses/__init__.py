@@ -1,0 +1,11 @@
+"""st_debias losses: drop-in sentence-transformers losses that counter contrastive-learning shortcuts."""
+
+from __future__ import annotations
+
+from .debias_infonce import DebiasInfoNCE
+from .focal_infonce import FocalInfoNCE
+from .instance_weighted_mnrl import InstanceWeightedMNRL
+from .margin_negation import MarginNegationLoss
+from .recall_regularizer import RecallRegularizer
+
+__all__ = ["DebiasInfoNCE", "FocalInfoNCE", "InstanceWeightedMNRL", "MarginNegationLoss", "RecallRegularizer"]

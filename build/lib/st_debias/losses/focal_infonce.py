@@ -1,0 +1,122 @@
+"""FocalInfoNCE: InfoNCE with focal modulation of the similarities (Hou & Li 2023)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from st_debias import core
+
+from ._base import EmbeddingLoss
+
+
+class FocalInfoNCE(EmbeddingLoss):
+    def __init__(
+        self,
+        model: Any | None,
+        scale: float = 20.0,
+        margin: float = 0.3,
+        gather_across_devices: bool = False,
+    ) -> None:
+        r"""InfoNCE whose logits up-weight hard negatives and down-weight easy positives.
+
+        Use it in place of :class:`MultipleNegativesRankingLoss` (e.g. for unsupervised SimCSE with
+        anchor = positive) when easy pairs dominate the gradient. Focal-InfoNCE (Hou & Li 2023, eq. 2):
+
+        .. math::
+
+            l_i = -\log \frac{e^{(s_p^i)^2/\tau}}
+                  {\sum_{j \ne i} e^{s_n^{ij}(s_n^{ij}+m)/\tau} + e^{(s_p^i)^2/\tau}}
+
+        with :math:`s` the cosine similarity, :math:`s_p^i` = s(anchor_i, positive_i), :math:`s_n^{ij}`
+        = s(anchor_i, candidate_j) for every other positive in the batch and every hard negative,
+        :math:`\tau` = 1 / ``scale`` and :math:`m` = ``margin``. The loss is the mean over rows (the
+        reference code's reduction; the paper writes a sum). Hard-negative columns are not in the paper:
+        they get the same :math:`s(s+m)` modulation as in-batch negatives.
+
+        Reduction to MultipleNegativesRankingLoss: none — no value of ``margin`` gives plain InfoNCE
+        (the positive logit is always squared).
+
+        Args:
+            model: the SentenceTransformer to train, or ``None`` to use only
+                :meth:`compute_loss_from_embeddings`.
+            scale: inverse temperature :math:`1/\tau`, > 0. Paper default 20 (τ = 0.05).
+            margin: :math:`m`, the negative modulation offset. Paper default 0.3.
+            gather_across_devices: gather candidates from all processes (DDP), as in
+                MultipleNegativesRankingLoss.
+
+        References:
+            - Hou & Li, "Improving Contrastive Learning of Sentence Embeddings with Focal-InfoNCE",
+              Findings of EMNLP 2023. https://arxiv.org/abs/2310.06918
+            - Reference code: github.com/puerrrr/Focal-InfoNCE (``sp_logits``).
+
+        Requirements:
+            1. (anchor, positive) pairs; for unsupervised SimCSE use the same text in both columns.
+            2. Optional hard negatives. Use ``BatchSamplers.NO_DUPLICATES``.
+
+        Inputs:
+            +-------------------------------------------------+--------+
+            | Texts                                           | Labels |
+            +=================================================+========+
+            | (anchor, positive) pairs                        | none   |
+            +-------------------------------------------------+--------+
+            | (anchor, positive, negative_1, ..., negative_n) | none   |
+            +-------------------------------------------------+--------+
+
+        Relations:
+            - :class:`MultipleNegativesRankingLoss` is the unmodulated InfoNCE.
+            - :class:`InstanceWeightedMNRL` removes false negatives instead of re-weighting hard ones.
+
+        Example:
+            ::
+
+                from datasets import Dataset
+                from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
+                from st_debias.losses import FocalInfoNCE
+                from st_debias.paths import resolve_model_name
+
+                model = SentenceTransformer(resolve_model_name())  # packaged all-MiniLM-L6-v2 offline
+                texts = ["A man is playing a guitar.", "The cat sleeps on the sofa.", "Stocks fell sharply."]
+                train_dataset = Dataset.from_dict({"anchor": texts, "positive": texts})
+                trainer = SentenceTransformerTrainer(model=model, train_dataset=train_dataset,
+                                                     loss=FocalInfoNCE(model))
+                trainer.train()
+        """
+        super().__init__(model)
+        core.check_positive(scale, "scale", "FocalInfoNCE")
+        if not isinstance(margin, (int, float)) or margin != margin:
+            raise ValueError(f"FocalInfoNCE: margin must be a number, got {margin!r}.")
+        self.scale = float(scale)
+        self.margin = float(margin)
+        self.gather_across_devices = gather_across_devices
+
+    def compute_loss_from_embeddings(self, embeddings: list[Tensor], labels: Tensor | None = None) -> Tensor:
+        core.check_num_columns(embeddings, 2, None, "FocalInfoNCE", "anchor, positive, negative_1..n")
+        anchors = embeddings[0]
+        batch_size = anchors.size(0)
+        candidates, offset = core.gather_rows(list(embeddings[1:]), self.gather_across_devices)
+        world_rows = candidates[0].size(0)
+        core.check_has_negatives(world_rows * len(candidates) - 1, "FocalInfoNCE")
+
+        similarity = core.cosine_matrix(anchors, torch.cat(candidates))
+        positive = core.positive_index(batch_size, offset, anchors.device)
+        logits = core.focal(similarity, core.one_hot_mask(positive, similarity.size(1)), self.margin, self.scale)
+        return core.infonce(logits, positive)
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {"scale": self.scale, "margin": self.margin, "gather_across_devices": self.gather_across_devices}
+
+    @property
+    def citation(self) -> str:
+        return """
+@inproceedings{hou2023focalinfonce,
+    title = {Improving Contrastive Learning of Sentence Embeddings with Focal-{InfoNCE}},
+    author = {Hou, Pengyue and Li, Xingyu},
+    booktitle = {Findings of the Association for Computational Linguistics: EMNLP 2023},
+    year = {2023},
+    url = {https://arxiv.org/abs/2310.06918},
+}
+"""
+

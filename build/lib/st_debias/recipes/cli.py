@@ -1,0 +1,83 @@
+"""``st-debias train`` and ``st-debias recipes``: argument parsing only."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from .config import available_recipes
+
+    train = subparsers.add_parser(
+        "train",
+        help="train a model with a debiasing recipe and show before/after scores",
+        description="Build the recipe's rows (cached), train with SentenceTransformerTrainer selecting the best "
+        "checkpoint on STS-B dev, save the model with its model card, and print the before/after evaluation.",
+    )
+    train.add_argument("--recipe", required=True, help=f"one of {available_recipes()} or a YAML file")
+    train.add_argument("--model", default=None, help="start model: hub id or folder (default all-MiniLM-L6-v2)")
+    train.add_argument("--corpus", default=None, help="one sentence per line (default: $ST_DEBIAS_DATA/corpus/wiki_sentences.txt)")
+    train.add_argument("--steps", type=int, default=None, help="training steps (recipe default 200)")
+    train.add_argument("--batch-size", type=int, default=None)
+    train.add_argument("--learning-rate", type=float, default=None)
+    train.add_argument("--max-seq-length", type=int, default=None)
+    train.add_argument("--eval-steps", type=int, default=None, help="STS-B dev evaluation/checkpoint interval")
+    train.add_argument("--sentences", type=int, default=None, help="corpus sentences to use (default steps x batch size)")
+    train.add_argument("--seed", type=int, default=None)
+    train.add_argument("--output", default="outputs/run", help="run folder (checkpoints/, model/, eval/)")
+    train.add_argument("--resume", nargs="?", const=True, default=None, help="resume from the latest (or the given) checkpoint")
+    train.add_argument("--eval-tasks", default="sts,bias", help="evaluation groups: sts,bias[,mteb]")
+    train.add_argument("--no-eval", action="store_true", help="skip the before/after evaluation")
+    train.add_argument("--cache-dir", default=None, help="cache for built rows and evaluations")
+    train.set_defaults(func=run_train)
+
+    recipes = subparsers.add_parser("recipes", help="list the packaged recipes")
+    recipes.set_defaults(func=run_list)
+
+
+def run_list(args: argparse.Namespace) -> int:
+    from .config import available_recipes, load_recipe
+
+    for name in available_recipes():
+        recipe = load_recipe(name)
+        print(f"{name:10s} v{recipe.version}  {recipe.description}")
+    return 0
+
+
+def run_train(args: argparse.Namespace) -> int:
+    from .config import load_recipe, override
+    from .train import train_recipe
+
+    try:
+        recipe = override(
+            load_recipe(args.recipe),
+            steps=args.steps,
+            batch_size=args.batch_size,
+            learning_rate=args.learning_rate,
+            max_seq_length=args.max_seq_length,
+            eval_steps=args.eval_steps,
+            sentences=args.sentences,
+            seed=args.seed,
+        )
+        if recipe.training.eval_steps > recipe.training.steps:
+            recipe = override(recipe, eval_steps=recipe.training.steps)
+        result = train_recipe(
+            recipe,
+            model=args.model,
+            corpus=args.corpus,
+            output_dir=args.output,
+            resume_from_checkpoint=args.resume,
+            evaluate=not args.no_eval,
+            eval_tasks=tuple(t.strip() for t in args.eval_tasks.split(",") if t.strip()),
+            cache_dir=args.cache_dir,
+        )
+    except (ValueError, FileNotFoundError, OSError) as error:
+        print(f"st-debias train: error: {error}", file=sys.stderr)
+        return 2
+    print(f"\nSaved model: {result.model_dir}  (best checkpoint: {result.best_checkpoint})")
+    if result.table:
+        print("\nBefore / after:\n")
+        print(result.table)
+        print(f"\nReport: {result.output_dir / 'eval' / 'report.md'}")
+    return 0
