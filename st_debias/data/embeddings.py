@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from st_debias.fingerprint import model_fingerprint as weights_fingerprint
 from st_debias.paths import load_model, resolve_model_name
 
 if TYPE_CHECKING:
@@ -39,17 +40,7 @@ def model_fingerprint(model: SentenceTransformer | str | None) -> str:
     """A stable identity string for a guide model (a name/path, or a weights fingerprint)."""
     if model is None or isinstance(model, (str, os.PathLike)):
         return "path:" + resolve_model_name(model)
-    digest = hashlib.sha256()
-    digest.update(type(model).__name__.encode())
-    for module in model.modules():
-        digest.update(type(module).__name__.encode())
-    for name, param in model.named_parameters():
-        digest.update(name.encode())
-        digest.update(str(tuple(param.shape)).encode())
-        flat = param.detach().reshape(-1)
-        sample = flat[:: max(1, flat.numel() // 512)].float().cpu().numpy()
-        digest.update(sample.tobytes())
-    return "weights:" + digest.hexdigest()
+    return "weights:" + weights_fingerprint(model)
 
 
 def corpus_key(sentences: Sequence[str], model_id: str, *, max_seq_length: int | None, normalize: bool) -> str:

@@ -8,14 +8,14 @@ sentence-transformers sorts the whole request by length once), and hands back L2
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
+
+from st_debias.fingerprint import model_fingerprint
 
 
 class EmbeddingCache:
@@ -92,24 +92,6 @@ class EmbeddingCache:
         a = self.embed(sentences1).astype(np.float64)
         b = self.embed(sentences2).astype(np.float64)
         return np.einsum("ij,ij->i", a, b)
-
-
-def model_fingerprint(model: torch.nn.Module) -> str:
-    """A short hash of a model's weights (names, shapes, dtypes and values): differs between checkpoints.
-
-    Used as the model revision MTEB sees, so that two checkpoints of one base model never share cached
-    results.
-    """
-    digest = hashlib.sha256()
-    for name, tensor in sorted(model.state_dict().items()):
-        digest.update(name.encode())
-        digest.update(str(tuple(tensor.shape)).encode())
-        digest.update(str(tensor.dtype).encode())
-        data = tensor.detach().cpu().contiguous()
-        if data.dtype == torch.bfloat16:
-            data = data.float()
-        digest.update(data.numpy().tobytes())
-    return digest.hexdigest()[:16]
 
 
 def load_any_model(model: Any) -> tuple[Any, str]:
