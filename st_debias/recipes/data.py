@@ -36,9 +36,19 @@ def _key(recipe: Recipe, sentences: list[str], model: Any) -> str:
         "seed": recipe.training.seed,
         "model": model_fingerprint(model),
         "sentences": hashlib.sha256("\n".join(sentences).encode()).hexdigest(),
-        "format": 1,
+        "generators": _generator_versions(recipe),
+        "format": 2,
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:20]
+
+
+def _generator_versions(recipe: Recipe) -> dict[str, int]:
+    """Versions of the rule-based generators a recipe's rows depend on: new rules must not reuse old rows."""
+    if recipe.data.kind != "negation":
+        return {}
+    from st_debias.data.syntactic import SyntacticParaphraser
+
+    return {"syntactic": getattr(SyntacticParaphraser, "version", 1)}
 
 
 def build_rows(
@@ -86,7 +96,6 @@ def _ipw_rows(recipe, sentences, model, cache_dir, show_progress_bar) -> tuple[D
     )
     rows = builder.build(sentences)
     return rows, builder.report.as_dict()
-
 
 
 def _negation_rows(recipe, sentences, model, cache_dir, show_progress_bar) -> tuple[Dataset, dict[str, Any]]:

@@ -71,6 +71,22 @@ CASES = [
     ("active", "The book was not written by her.", "She did not write the book."),
     ("active", "The song is sung by the children.", "The children sing the song."),
     (
+        "active",
+        "He said that the budget was approved by the committee.",
+        "He said that the committee approved the budget.",
+    ),
+    ("genitive", "The death of his father changed the family.", "His father's death changed the family."),
+    (
+        "coordination",
+        "The war caused political and economic problems.",
+        "The war caused economic and political problems.",
+    ),
+    (
+        "coordination",
+        "The Senate and the House passed the bill.",
+        "The House and the Senate passed the bill.",
+    ),
+    (
         "copula_swap",
         "Raleigh is the capital of North Carolina.",
         "The capital of North Carolina is Raleigh.",
@@ -114,6 +130,61 @@ CASES = [
     ("phrase", "About 26% of the land is forest.", "About 26 percent of the land is forest."),
     ("phrase", "She moved to the UK in 1990.", "She moved to the United Kingdom in 1990."),
     ("number_word", "The city has five parks.", "The city has 5 parks."),
+    (
+        "front_adverbial",
+        "He moved to Paris in 1921 with his family.",
+        "In 1921, he moved to Paris with his family.",
+    ),
+    (
+        "front_adverbial",
+        "Smith won the race in 1990, and Jones won the cup.",
+        "In 1990, Smith won the race, and Jones won the cup.",
+    ),
+    (
+        "mid_adverbial",
+        "In 1921, the family moved to Paris and settled there.",
+        "The family, in 1921, moved to Paris and settled there.",
+    ),
+    ("mid_adverbial", "However, the plan failed.", "The plan, however, failed."),
+    (
+        "relative_pronoun",
+        "The book that he wrote in 1990 became famous.",
+        "The book he wrote in 1990 became famous.",
+    ),
+    (
+        "mid_adverbial",
+        "In 1893 the ship sank near the old bridge.",
+        "The ship, in 1893, sank near the old bridge.",
+    ),
+    (
+        "mid_adverbial",
+        "Born in Paris, the painter moved to London in 1920.",
+        "The painter, born in Paris, moved to London in 1920.",
+    ),
+    ("front_adverbial", "He later moved to Paris.", "Later, he moved to Paris."),
+    (
+        "passive",
+        "He said that the committee approved the budget.",
+        "He said that the budget was approved by the committee.",
+    ),
+    (
+        "phrase",
+        "Players from Karnataka composed the majority of the national team.",
+        "Players from Karnataka composed most of the national team.",
+    ),
+    (
+        "relative_expansion",
+        "A loom is a device used to weave cloth.",
+        "A loom is a device that is used to weave cloth.",
+    ),
+    ("phrase", "The team consists of eleven players.", "The team is made up of eleven players."),
+    ("phrase", "More than 200 people attended the meeting.", "Over 200 people attended the meeting."),
+    (
+        "phrase",
+        "The house is located in the center of the town.",
+        "The house is situated in the center of the town.",
+    ),
+    ("phrase", "Following the war, he moved to Paris.", "After the war, he moved to Paris."),
 ]
 
 
@@ -129,10 +200,37 @@ def test_transform_produces_expected_rewrite(make, transform, sentence, expected
     [
         ("synonym", "The house is large.", "The house is big."),
         ("synonym", "They watched a film.", "They watched a movie."),
+        # "which" or "who" from the noun's WordNet class, the tense from the clause, the number from the noun
+        (
+            "relative_expansion",
+            "The bridge, built in 1900, was closed in 1950.",
+            "The bridge, which was built in 1900, was closed in 1950.",
+        ),
+        (
+            "relative_expansion",
+            "Paris, the capital of France, is a large city.",
+            "Paris, which is the capital of France, is a large city.",
+        ),
+        (
+            "relative_expansion",
+            "Smith met Jones, a lawyer from Ohio, in 1990.",
+            "Smith met Jones, who was a lawyer from Ohio, in 1990.",
+        ),
+        ("genitive", "The death of a soldier shocked the town.", "A soldier's death shocked the town."),
+        (
+            "relative_pronoun",
+            "The house which was built in 1900 is closed.",
+            "The house that was built in 1900 is closed.",
+        ),
+        (
+            "relative_expansion",
+            "The towers, built in 1900, are closed to the public.",
+            "The towers, which were built in 1900, are closed to the public.",
+        ),
     ],
 )
 def test_wordnet_transforms(make, transform, sentence, expected):
-    """Synonyms come from the most frequent sense; the antonym is negated so the meaning stays."""
+    """Synonyms come from the most frequent sense; relative pronouns from the noun's WordNet class."""
     assert expected in outputs(make, transform, sentence)
 
 
@@ -168,6 +266,35 @@ DECLINES = [
     ("front_clause", "Because it rained, the match was cancelled.", "not_subject_first"),
     ("antonym_negation", "The house is very large.", "no_plain_predicate_adjective"),
     ("antonym_negation", "The house is not large.", "already_negated"),
+    ("front_adverbial", "He moved to Paris in 1921 and died there in 1930.", "coordinated"),
+    (
+        "front_adverbial",
+        "Kim visited Bulgaria for the first time in the 1950s, and again in 1975.",
+        "no_trailing_adverbial",
+    ),
+    (
+        "front_adverbial",
+        "The unemployment rate rose from 2% in June 2000 to 4% in December 2009.",
+        "no_trailing_adverbial",
+    ),
+    ("mid_adverbial", "In 1990, Smith won the race, and Jones won the cup.", "coordinated"),
+    ("mid_adverbial", "In 2005 alone additions increased to 2 million per month.", "no_comma_then_subject"),
+    ("passive", "He spent his childhood in Ireland.", "possessive_object"),
+    ("active", "If it was hit, it would be shot down by a missile.", "particle_pronoun"),
+    ("coordination", "The city and county merged in 1990.", "no_coordinated_pair"),
+    ("coordination", "Mary and John Frudden sued the district.", "no_coordinated_pair"),
+    ("genitive", "For the fraction of a second it seemed she tottered there.", "no_genitive"),
+    ("relative_pronoun", "The bridge, which was built in 1900, is closed.", "no_restrictive_relative"),
+    ("relative_pronoun", "The man that won the race is here.", "no_restrictive_relative"),
+    ("coordination", "The film was shot in black and white.", "no_coordinated_pair"),
+    ("passive", "He released three albums before joining the band.", "participial_clause"),
+    ("phrase", "The dancers move in a circle, following the caller's instructions.", "no_phrase"),
+    ("relative_expansion", "Rather than have a queen beheaded with the axe, he left.", "no_reduced_relative"),
+    ("mid_adverbial", "In 1921, he moved to Paris.", "pronoun_subject"),
+    ("mid_adverbial", "The family moved to Paris.", "no_fronted_adverbial"),
+    ("relative_expansion", "The club has a pool, a gym, and a sauna.", "no_reduced_relative"),
+    ("relative_expansion", "The Beatles, formed in 1960, were a band.", "no_reduced_relative"),
+    ("relative_expansion", "With 38% of the women infected, the town suffered.", "no_reduced_relative"),
 ]
 
 

@@ -51,6 +51,19 @@ def test_rows_are_cached(tmp_path: Path, tiny_model, monkeypatch) -> None:
     assert second["anchor"] == first["anchor"]
 
 
+def test_row_cache_key_follows_the_paraphraser_version(tiny_model, monkeypatch) -> None:
+    """Rows built by older paraphrase rules are not reused once the rules change (their version is bumped)."""
+    from st_debias.data.syntactic import SyntacticParaphraser
+    from st_debias.recipes import data
+
+    sentences = ["The committee approved the budget."]
+    negation, simcse = load_recipe("osscse"), load_recipe("simcse")
+    before = data._key(negation, sentences, tiny_model), data._key(simcse, sentences, tiny_model)
+    monkeypatch.setattr(SyntacticParaphraser, "version", SyntacticParaphraser.version + 1)
+    assert data._key(negation, sentences, tiny_model) != before[0]
+    assert data._key(simcse, sentences, tiny_model) == before[1]
+
+
 def test_train_recipe_end_to_end_and_resume(tiny_model_dir: Path, tmp_path: Path) -> None:
     """Train a recipe on the tiny model: the saved model card names the recipe and cites the loss; resuming works."""
     recipe = override(load_recipe("focal"), steps=4, batch_size=8, eval_steps=4, max_seq_length=16)

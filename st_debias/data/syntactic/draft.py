@@ -43,7 +43,7 @@ class Draft:
     @classmethod
     def identity(cls, doc: Doc) -> Draft:
         """The unchanged sentence."""
-        return cls(items=tuple((t.i, "") for t in doc))
+        return cls(items=tuple((i, "") for i in range(len(doc))))
 
     def free(self, claims: Iterable[int]) -> bool:
         """True when none of ``claims`` was rewritten yet."""
@@ -117,9 +117,10 @@ Surface = tuple[list[str], list[str], bool]
 """Token texts, trailing whitespace, and whether the first token keeps its capital (see :func:`render`)."""
 
 
-def surface_of(doc: Doc) -> Surface:
-    """What :func:`render` needs from a Doc, read once."""
-    tokens = list(doc)
+def surface_of(doc: Doc, tokens: list[Token] | None = None) -> Surface:
+    """What :func:`render` needs from a Doc, read once (pass ``list(doc)`` if already made)."""
+    if tokens is None:
+        tokens = list(doc)
     texts = [t.text for t in tokens]
     starts = [t.idx for t in tokens]
     full = doc.text

@@ -7,7 +7,7 @@ import zlib
 from collections.abc import Sequence
 
 from st_debias.data.generators import Candidate, CandidateGenerator
-from st_debias.data.syntactic.draft import Draft, render, surface_of
+from st_debias.data.syntactic.draft import Draft, render
 from st_debias.data.syntactic.rules import RULES, Edit, Parsed
 from st_debias.data.text import match_error_rate, words
 
@@ -19,11 +19,14 @@ STRUCTURAL = (
     "back_adverbial",
     "front_clause",
     "back_clause",
+    "mid_adverbial",
     "genitive",
 )
 LEXICAL = (
     "coordination",
     "relative_reduction",
+    "relative_expansion",
+    "relative_pronoun",
     "phrase",
     "synonym",
     "antonym_negation",
@@ -38,8 +41,9 @@ class SyntacticParaphraser(CandidateGenerator):
     Each sentence is parsed once. Rules (see :data:`st_debias.data.syntactic.rules.RULES`) propose edits
     on the parse: voice change (``passive``, ``active``), ``copula_swap`` ("X is the Y" <-> "The Y is
     X"), constituent movement (``front_adverbial``, ``back_adverbial``, ``front_clause``,
-    ``back_clause``), noun-phrase rewrites (``genitive``, ``coordination``, ``relative_reduction``) and
-    lexical edits (``phrase``, ``synonym``, ``antonym_negation``, ``contraction``, ``number_word``).
+    ``back_clause``, ``mid_adverbial``), noun-phrase rewrites (``genitive``, ``coordination``,
+    ``relative_reduction``, ``relative_expansion``, ``relative_pronoun``) and lexical edits (``phrase``,
+    ``synonym``, ``antonym_negation``, ``contraction``, ``number_word``).
     A candidate starts from one structural edit
     (or none) and adds further edits in a seeded random order until its word-level match error rate
     against the input reaches ``mer_window[0]``; edits that would push it past ``mer_window[1]`` are
@@ -73,6 +77,8 @@ class SyntacticParaphraser(CandidateGenerator):
     """
 
     name = "syntactic"
+    version = 2
+    """Bumped when rules change, so row caches rebuild."""
 
     def __init__(
         self,
@@ -157,7 +163,9 @@ class SyntacticParaphraser(CandidateGenerator):
 
     def edits(self, doc) -> tuple[list[Edit], dict[str, str]]:
         """All edits the enabled rules propose for a parsed sentence, and each declining rule's reason."""
-        parsed = Parsed.of(doc)
+        return self._edits(Parsed.of(doc))
+
+    def _edits(self, parsed: Parsed) -> tuple[list[Edit], dict[str, str]]:
         edits: list[Edit] = []
         reasons: dict[str, str] = {}
         for name in self.transforms:
@@ -174,7 +182,8 @@ class SyntacticParaphraser(CandidateGenerator):
         if text.rstrip().endswith("?"):
             declined["question"] += 1
             return []
-        edits, reasons = self.edits(doc)
+        parsed = Parsed.of(doc)
+        edits, reasons = self._edits(parsed)
         for rule, reason in reasons.items():
             declined[f"{rule}:{reason}"] += 1
         if not edits:
@@ -186,18 +195,19 @@ class SyntacticParaphraser(CandidateGenerator):
         starts: list[Edit | None] = [*structural, None] if structural else [None]
         rng.shuffle(starts)
         base = Draft.identity(doc)
-        surface = surface_of(doc)
+        surface = parsed.surface
         seen = {text}
         found: list[Candidate] = []
         for attempt in range(3 * self.max_candidates):
             start = starts[attempt % len(starts)]
-            draft, mer = base, 0.0
+            draft, mer, out = base, 0.0, text
             if start is not None:
                 applied = start.apply(base)
                 if applied is None:
                     continue
                 draft = applied
-                mer = match_error_rate(original, words(render(doc, draft, surface)))
+                out = render(doc, draft, surface)
+                mer = match_error_rate(original, words(out))
                 if mer > high:
                     continue
             pool = [e for e in edits if e is not start]
@@ -208,13 +218,13 @@ class SyntacticParaphraser(CandidateGenerator):
                 new = edit.apply(draft)
                 if new is None:
                     continue
-                new_mer = match_error_rate(original, words(render(doc, new, surface)))
+                new_out = render(doc, new, surface)
+                new_mer = match_error_rate(original, words(new_out))
                 if new_mer > high:
                     continue
-                draft, mer = new, new_mer
+                draft, mer, out = new, new_mer, new_out
             if not draft.transforms or not low <= mer <= high:
                 continue
-            out = render(doc, draft, surface)
             if out in seen:
                 continue
             seen.add(out)

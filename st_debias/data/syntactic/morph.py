@@ -298,3 +298,15 @@ BAD_SYNONYMS = frozenset(
         "dame",
     }
 )
+
+
+@lru_cache(maxsize=65536)
+def noun_kind(lemma: str) -> str:
+    """``"person"`` or ``"thing"`` for a common noun by the lexicographer file of its most frequent
+    WordNet sense (``noun.person`` -> person), ``""`` when WordNet does not know it (or is missing)."""
+    if not wordnet_available():
+        return ""
+    synset, _ = _first_sense(lemma, "n")
+    if synset is None:
+        return ""
+    return "person" if synset.lexname() == "noun.person" else "thing"

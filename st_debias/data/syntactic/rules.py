@@ -5,8 +5,10 @@ as ``"<rule>:<reason>"`` in the generator's report). An :class:`Edit` rewrites a
 returns None when the draft no longer fits (a token it needs was already rewritten or moved apart),
 so edits compose in any order.
 
-Structural rules (voice, constituent movement) handle only a simple, single, declarative clause and
-decline on questions, imperatives, coordinated verbs, quotes, and complements they do not understand.
+Structural rules (voice, constituent movement) handle a single declarative sentence and decline on
+questions, imperatives, verbs sharing a subject, quotes, and complements they do not understand. Voice
+also changes inside a subordinate or coordinated clause that has its own subject; movement stays in the
+main clause.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from dataclasses import dataclass
 
 from spacy.tokens import Doc, Token
 
-from st_debias.data.syntactic.draft import NEW, Draft, surface_of
+from st_debias.data.syntactic.draft import NEW, Draft, Surface, surface_of
 from st_debias.data.syntactic.morph import (
     OBJECT_TO_SUBJECT,
     SUBJECT_TO_OBJECT,
@@ -28,6 +30,7 @@ from st_debias.data.syntactic.morph import (
     inflect,
     is_past,
     lemma_of,
+    noun_kind,
     person_number,
     synonyms,
     wordnet_available,
@@ -153,6 +156,7 @@ class Parsed:
     last: int  # index of the last non-punctuation token
     clean_end: bool  # only terminal punctuation follows ``last``
     coordinated: str  # "" (none), "shared" (verb phrases share the subject) or "clauses"
+    surface: Surface  # what ``render`` needs, read once
 
     @classmethod
     def of(cls, doc: Doc) -> Parsed:
@@ -180,10 +184,11 @@ class Parsed:
         # "shared" = verb phrases sharing the subject ("He wrote X and left"); "clauses" = each has its own.
         has_subject = [any(x.dep_ in ("nsubj", "nsubjpass", "expl") for x in c.children) for c in conj_verbs]
         coordinated = "shared" if not all(has_subject) else "clauses" if conj_verbs else ""
+        surface = surface_of(doc, tokens)
         return cls(
             doc,
             tokens,
-            surface_of(doc)[1],
+            surface[1],
             root,
             subject,
             len(sents) == 1,
@@ -194,6 +199,7 @@ class Parsed:
             last,
             clean_end,
             coordinated,
+            surface,
         )
 
     def splits_quote(self, indices) -> bool:
@@ -275,9 +281,9 @@ def _pronoun_case(
 # ---------------------------------------------------------------- voice
 
 
-def _middle(p: Parsed, subj: Token) -> list[int] | str:
+def _middle(p: Parsed, subj: Token, verb: Token | None = None) -> list[int] | str:
     """Tokens between the subject and the verb; only auxiliaries, negation and adverbs may sit there."""
-    doc, root = p.doc, p.root
+    doc, root = p.doc, verb if verb is not None else p.root
     allowed: set[int] = set()
     for c in root.children:
         if c.dep_ in ("aux", "auxpass", "neg", "advmod") and subj.right_edge.i < c.i < root.i:
@@ -290,32 +296,67 @@ def _middle(p: Parsed, subj: Token) -> list[int] | str:
     return middle
 
 
+# Clause heads (besides the root) whose own subject and object a voice change may swap.
+_CLAUSE_HEAD_DEPS = frozenset({"ccomp", "advcl", "conj"})
+
+
 def passive(p: Parsed) -> list[Edit] | str:
-    """Active -> passive: "The committee approved the budget." -> "The budget was approved by the committee."."""
+    """Active -> passive: "The committee approved the budget." -> "The budget was approved by the committee.".
+
+    Also inside a subordinate or coordinated clause with its own subject ("He said that the committee
+    approved the budget." -> "He said that the budget was approved by the committee.").
+    """
     problem = p.clause_problem(allow_clauses=True)
-    if problem:
-        return problem
-    doc, root = p.doc, p.root
+    if problem == "unclear_ending":
+        problem = None  # the rewrite stays between the subject and the object
+    result = problem or _passive_at(p, p.root, p.subject, is_root=True)
+    edits = list(result) if not isinstance(result, str) else []
+    for v in _inner_clause_heads(p):
+        if v.pos_ != "VERB":
+            continue
+        subj = next((c for c in v.children if c.dep_ in ("nsubj", "nsubjpass", "csubj", "expl")), None)
+        if subj is None or subj.tag_ in ("WP", "WDT"):
+            continue
+        inner = _passive_at(p, v, subj, is_root=False)
+        if not isinstance(inner, str):
+            edits.extend(inner)
+    return edits or result
+
+
+def _inner_clause_heads(p: Parsed):
+    """Verbs heading a subordinate or coordinated clause (a bare advcl needs its marker), outside quotes."""
+    if not p.single or not p.balanced or any(t.text == ";" for t in p.tokens):
+        return
+    for v in p.tokens:
+        if v.dep_ not in _CLAUSE_HEAD_DEPS or v.i in p.quoted:
+            continue
+        if v.dep_ == "advcl" and not any(m.dep_ == "mark" for m in v.children):
+            continue
+        yield v
+
+
+def _passive_at(p: Parsed, root: Token, subject: Token, is_root: bool) -> list[Edit] | str:
+    doc = p.doc
     if root.pos_ != "VERB":
         return "no_verb_root"
     kids = list(root.children)
     deps = {c.dep_ for c in kids}
     if deps & {"auxpass", "nsubjpass"}:
         return "already_passive"
-    if p.subject.dep_ != "nsubj":
+    if subject.dep_ != "nsubj":
         return "no_subject"
     objs = [c for c in kids if c.dep_ == "dobj"]
     if len(objs) != 1:
         return "no_object"
     if deps & _COMPLEMENT_DEPS:
         return "complex_complement"
-    subj, obj = p.subject, objs[0]
+    subj, obj = subject, objs[0]
     lemma = lemma_of(root.text, root.tag_)
     if lemma in _VOICE_STOPLIST or (lemma, obj.lower_) in _IDIOMS:
         return "no_passive_for_verb"
     if not (subj.right_edge.i < root.i < obj.left_edge.i):
         return "unusual_order"
-    middle = _middle(p, subj)
+    middle = _middle(p, subj, root)
     if isinstance(middle, str):
         return middle
     prts = [c.i for c in kids if c.dep_ == "prt"]
@@ -324,6 +365,12 @@ def passive(p: Parsed) -> list[Edit] | str:
         return "interrupted"
     if any(c.dep_ == "advcl" and not any(m.dep_ == "mark" for m in c.children) for c in kids):
         return "participial_clause"
+    if any(c.dep_ == "prep" and any(x.dep_ == "pcomp" and x.tag_ == "VBG" for x in c.children) for c in kids):
+        return "participial_clause"  # "released albums before debuting X": the -ing verb needs its subject
+    if not is_root and root.dep_ == "advcl" and root.i < p.root.i:
+        after = root.right_edge.i + 1
+        if after >= len(doc) or doc[after].text != ",":
+            return "unclear_ending"  # "After communication begins the target is ...": unsure where it ends
     obj_span, subj_span = _span(obj), _span(subj)
     if any(doc[i].text in (",", ";", ":", "(", ")") for i in subj_span):
         return "complex_subject"
@@ -342,6 +389,15 @@ def passive(p: Parsed) -> list[Edit] | str:
         return "reflexive_or_case"
     if any(doc[i].text in (",", ";", ":", "(", ")") for i in _span(obj)):
         return "complex_object"
+    if any(doc[i].tag_ == "PRP$" for i in _span(obj)):
+        return "possessive_object"  # "He spent his childhood" -> "His childhood was spent by him"
+    if any(doc[i].dep_ in ("acl", "relcl") and doc[i].tag_ == "VB" for i in _span(obj)):
+        return "complex_object"  # "led forces to conquer X": the infinitive may belong to the verb
+    if any(t.dep_ == "appos" and t.head.i in obj_span for t in doc[obj.right_edge.i + 1 :]):
+        return "complex_object"
+    if obj.right_edge.i + 2 < len(doc) and doc[obj.right_edge.i + 1].text == ",":
+        if doc[obj.right_edge.i + 2].pos_ == "PROPN":
+            return "complex_object"  # "a job in Jamaica, Queens": the name after the comma belongs to it
     if (
         obj.tag_ == "NN" and not any(c.dep_ in ("det", "poss", "nummod") for c in obj.children)
     ) or obj.lower_ in (
@@ -350,7 +406,7 @@ def passive(p: Parsed) -> list[Edit] | str:
         "use",
     ):
         return "idiomatic_object"  # "gave rise to", "lost ground", "made the most of"
-    for t in p.tokens[root.i + 1 :]:
+    for t in p.tokens[root.i + 1 :] if is_root else root.children:
         if t.dep_ == "conj" and t.pos_ == "VERB" and not any(c.dep_.startswith("nsubj") for c in t.children):
             return "coordinated"  # a later verb shares the subject the passive would move
     after = obj.right_edge.i + 1
@@ -417,11 +473,33 @@ def passive(p: Parsed) -> list[Edit] | str:
 
 
 def active(p: Parsed) -> list[Edit] | str:
-    """Passive with a ``by`` agent -> active: "The budget was approved by the committee." -> "The committee approved the budget."."""
+    """Passive with a ``by`` agent -> active: "The budget was approved by the committee." -> "The committee approved the budget.".
+
+    Also inside a subordinate or coordinated clause with its own subject.
+    """
     problem = p.clause_problem(allow_clauses=True)
-    if problem:
-        return problem
-    doc, root = p.doc, p.root
+    if problem == "unclear_ending":
+        problem = None
+    result = problem or _active_at(p, p.root, p.subject)
+    edits = list(result) if not isinstance(result, str) else []
+    for v in _inner_clause_heads(p):
+        if v.tag_ != "VBN":
+            continue
+        if v.dep_ == "advcl" and v.i < p.root.i:
+            after = v.right_edge.i + 1
+            if after >= len(p.doc) or p.doc[after].text != ",":
+                continue
+        subj = next((c for c in v.children if c.dep_ == "nsubjpass"), None)
+        if subj is None or subj.tag_ in ("WP", "WDT"):
+            continue
+        inner = _active_at(p, v, subj)
+        if not isinstance(inner, str):
+            edits.extend(inner)
+    return edits or result
+
+
+def _active_at(p: Parsed, root: Token, subject: Token) -> list[Edit] | str:
+    doc = p.doc
     kids = list(root.children)
     deps = {c.dep_ for c in kids}
     if "nsubjpass" not in deps or root.tag_ != "VBN":
@@ -435,13 +513,15 @@ def active(p: Parsed) -> list[Edit] | str:
         return "no_agent"
     if deps & (_COMPLEMENT_DEPS | {"dobj"}):
         return "complex_complement"
-    subj, new_subj = p.subject, pobjs[0]
+    subj, new_subj = subject, pobjs[0]
     prts = [c.i for c in kids if c.dep_ == "prt"]
     if agent.i != root.i + 1 + len([i for i in prts if i < agent.i]) or any(i > agent.i for i in prts):
         return "agent_not_after_verb"
     if pobjs[0].left_edge.i != agent.i + 1:
         return "no_agent"
-    middle = _middle(p, subj)
+    if prts and subj.tag_ == "PRP":
+        return "particle_pronoun"  # "would shoot down it" needs "shoot it down"
+    middle = _middle(p, subj, root)
     if isinstance(middle, str):
         return middle
     auxpass = [c for c in kids if c.dep_ == "auxpass"]
@@ -606,31 +686,89 @@ def _clause_ok(c: Token) -> bool:
     return first.dep_ == "mark" and first.head == c and first.lower_ in _CLAUSE_MARKS
 
 
-def _fronting(p: Parsed, name: str, accept: Callable[[Token], bool], what: str) -> list[Edit] | str:
-    problem = p.clause_problem()
-    if problem:
+_SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass", "expl", "csubj"})
+_ADJUNCT_DEPS = frozenset({"prep", "advmod", "npadvmod", "advcl", "punct", "agent"})
+
+
+def _fronting(
+    p: Parsed, name: str, accept: Callable[[Token], bool], what: str, inner: bool = False
+) -> list[Edit] | str:
+    """Edits moving a root-attached phrase that ``accept`` takes to the front, followed by a comma.
+
+    With ``inner``, the phrase need not be the last constituent: it may be followed by other adjuncts of
+    the verb ("He moved to Paris in 1921 with his family." -> "In 1921, he moved to Paris with his
+    family."), and the sentence may continue with a clause that has its own subject.
+    """
+    problem = p.clause_problem(allow_clauses=inner)
+    if problem and not (inner and problem == "unclear_ending"):
         return problem
     doc, root, subj = p.doc, p.root, p.subject
     if subj.left_edge.i != 0:
         return "not_subject_first"
     edits = []
-    for c in root.children:
-        if c.i < root.i or c.right_edge.i != p.last or not accept(c):
+    kids = list(root.children)
+    for c in kids:
+        if c.i < root.i and inner and c.dep_ == "advmod" and subj.right_edge.i < c.i and accept(c):
+            # "He later moved to Paris." -> "Later, he moved to Paris."
+            if doc[c.i - 1].text == "," or doc[c.i + 1].is_punct or c.i in p.quoted:
+                continue
+            claims = frozenset({_FRONT, c.i})
+
+            def early(draft: Draft, i=c.i, claims=claims) -> Draft | None:
+                pos = draft.positions([i])
+                if not pos or pos[0] == 0:
+                    return None
+                rest = [it for q, it in enumerate(draft.items) if q != pos[0]]
+                return draft.derive(name, claims, [(i, ""), (NEW, ","), *rest])
+
+            edits.append(Edit(name, claims, early, True))
             continue
+        if c.i < root.i or not accept(c):
+            continue
+        last = c.right_edge.i == p.last
+        if not last:
+            if not inner or not p.clean_end and problem:
+                continue
+            if c.dep_ != "prep" or any(doc[i].is_punct for i in _span(c)):
+                continue
+            later = [k for k in kids if k.i > c.i]
+            if any(k.dep_ not in _ADJUNCT_DEPS and k.dep_ not in ("cc", "conj") for k in later):
+                continue  # an object or complement follows: the phrase may belong to something else
+            clauses = [
+                k
+                for k in later
+                if k.dep_ == "conj"
+                and k.pos_ in ("VERB", "AUX")
+                and any(x.dep_ in _SUBJECT_DEPS for x in k.children)
+            ]
+            if any(k.dep_ == "conj" and k not in clauses for k in later) or (
+                any(k.dep_ == "cc" for k in later) and not clauses
+            ):
+                continue  # "visited X in the 1950s, and again in 1975": the ellipsis needs the phrase
+            nxt = doc[c.right_edge.i + 1]
+            if nxt.dep_ in ("cc", "conj") or nxt.text in ("(", "-", "–", "—", ";", ":"):
+                continue
+            pobj = next(x for x in c.children if x.dep_ == "pobj")
+            if nxt.dep_ == "prep" and not _is_temporal(pobj) and c.lower_ not in _ADJUNCT_PREPS:
+                continue  # "in Office 2008 for Mac": the next phrase may modify this one
+            if doc[c.left_edge.i - 1].text == ",":
+                continue  # a parenthetical between commas
+        if c.dep_ == "prep" and any(k.dep_ == "prep" and k.lower_ in ("from", "between") for k in kids):
+            continue  # "rose from 2% in June 2000 to 4%": the date belongs to the range
         span = _span(c)
         if span[0] <= root.i or len(span) > 14 or p.splits_quote(span):
             continue
-        comma = [span[0] - 1] if doc[span[0] - 1].text == "," else []
+        comma = [span[0] - 1] if last and doc[span[0] - 1].text == "," else []
         if any(doc[i].text in (",", ";", ":", "(", ")") for i in range(root.i + 1, span[0] - len(comma))):
             continue  # a parenthetical or non-restrictive clause sits between: the attachment is unsure
         claims = frozenset({_FRONT, _END})
 
-        def fn(draft: Draft, span=span, comma=comma, claims=claims) -> Draft | None:
+        def fn(draft: Draft, span=span, comma=comma, claims=claims, last=last) -> Draft | None:
             block = _block(draft, span)
             if block is None:
                 return None
             start, end = block
-            if any(
+            if last and any(
                 draft.items[q][0] < 0 or doc[draft.items[q][0]].text not in _TERMINAL
                 for q in range(end + 1, len(draft.items))
             ):
@@ -694,7 +832,7 @@ def _fronted_adverbial_ok(c: Token) -> bool:
 
 def front_adverbial(p: Parsed) -> list[Edit] | str:
     """Trailing time/adjunct phrase to the front: "The museum opens at nine every morning." -> "Every morning, the museum opens at nine."."""
-    return _fronting(p, "front_adverbial", _trailing_adverbial_ok, "adverbial")
+    return _fronting(p, "front_adverbial", _trailing_adverbial_ok, "adverbial", inner=True)
 
 
 def back_adverbial(p: Parsed) -> list[Edit] | str:
@@ -712,6 +850,109 @@ def front_clause(p: Parsed) -> list[Edit] | str:
 def back_clause(p: Parsed) -> list[Edit] | str:
     """Fronted subordinate clause to the end: "Because Y, X." -> "X because Y."."""
     return _backing(p, "back_clause", _clause_ok, "clause")
+
+
+_SENTENCE_ADVERBS = frozenset(
+    """however moreover furthermore nevertheless nonetheless therefore thus consequently additionally
+    instead meanwhile subsequently later eventually initially originally previously recently finally
+    today currently traditionally historically ultimately accordingly hence likewise similarly
+    afterwards thereafter""".split()
+)
+_EXPLETIVES = frozenset({"there", "here"})
+_MID = -4
+
+
+def _interposable(c: Token) -> bool:
+    """A fronted phrase that reads the same set off by commas after the subject."""
+    if c.dep_ == "prep":
+        return c.pos_ == "ADP" and c.lower_ not in ("of", "than", "like", "to") and bool(list(c.children))
+    if c.dep_ == "npadvmod":
+        return _is_temporal(c)
+    if c.dep_ == "advmod":
+        return c.lower_ in _SENTENCE_ADVERBS and not list(c.children)
+    if c.dep_ == "advcl":
+        # "Because Y, X" or a participial phrase ("Born in Paris, X ..." -> "X, born in Paris, ...")
+        participial = c.tag_ in ("VBG", "VBN") and c.left_edge.i == c.i
+        return _clause_ok(c) or (
+            participial
+            and not any(x.dep_ in ("nsubj", "nsubjpass", "mark", "aux", "auxpass") for x in c.children)
+        )
+    return False
+
+
+def mid_adverbial(p: Parsed) -> list[Edit] | str:
+    """Fronted adverbial to after the subject, between commas: "In 1921, the family moved to Paris and
+    settled there." -> "The family, in 1921, moved to Paris and settled there."; "However, the plan
+    failed." -> "The plan, however, failed.".
+
+    The phrase stays in the main clause (its scope over coordinated verb phrases does not change), so
+    this also works where moving it to the end would be ambiguous.
+    """
+    if not p.single:
+        return "multiple_sentences"
+    if not p.balanced or p.root.i in p.quoted:
+        return "quotes"
+    if p.root.pos_ not in ("VERB", "AUX"):
+        return "no_verb_root"
+    if any(t.text == ";" for t in p.tokens):
+        return "multiple_clauses"
+    doc, root, subj = p.doc, p.root, p.subject
+    if subj is None:
+        return "no_subject"
+    if p.coordinated == "clauses":
+        return "coordinated"  # the phrase may scope over every clause; after one subject it would not
+    fronted = [c for c in root.children if c.i < root.i and c.left_edge.i == 0 and c != subj]
+    if len(fronted) != 1 or not _interposable(fronted[0]):
+        return "no_fronted_adverbial"
+    c = fronted[0]
+    span = _span(c)
+    comma = span[-1] + 1
+    if doc[comma].text != ",":
+        # "In 1893 the ship sank": without a comma only a clear time phrase is taken
+        pobjs = [x for x in c.children if x.dep_ == "pobj"]
+        clear = (
+            c.dep_ == "prep" and len(pobjs) == 1 and (c.lower_ in _ADJUNCT_PREPS or _is_temporal(pobjs[0]))
+        )
+        first = doc[subj.left_edge.i]
+        if (
+            not clear
+            or subj.left_edge.i != comma
+            or first.tag_ not in ("DT", "NNP", "NNPS", "PRP$", "NN", "NNS")
+        ):
+            return "no_comma_then_subject"  # "In 2005 alone additions rose": unsure where the phrase ends
+        comma = -1
+    elif subj.left_edge.i != comma + 1:
+        return "no_comma_then_subject"
+    if len(span) > 12 or any(doc[i].text in (",", ";", ":", "(", ")", "-", "–", "—") for i in span):
+        return "complex_adverbial"
+    subj_span = _span(subj)
+    if p.splits_quote(span) or p.splits_quote(subj_span):
+        return "quotes"
+    if subj.dep_ == "expl" or subj.lower_ in _EXPLETIVES or subj.tag_ in ("WP", "WDT", "EX"):
+        return "expletive_subject"
+    if subj.tag_ == "PRP" and len(span) > 1:
+        return "pronoun_subject"  # "He, in 1921, moved" is stilted; a fronted clause may hold the antecedent
+    if len(subj_span) > 10 or any(
+        doc[i].text in (",", ";", ":", "(", ")", "-", "–", "—") or doc[i].dep_ in ("relcl", "acl", "appos")
+        for i in subj_span
+    ):
+        return "complex_subject"
+    after = subj.right_edge.i + 1
+    if after > p.last or doc[after].is_punct or after > root.i:
+        return "complex_subject"
+    claims = frozenset({_FRONT, _MID})
+    block = [*span, comma] if comma >= 0 else span
+
+    def fn(draft: Draft) -> Draft | None:
+        front = _block(draft, block)
+        subject = _block(draft, subj_span)
+        if front is None or subject is None or front[0] != 0 or subject[0] != front[1] + 1:
+            return None
+        rest = list(draft.items[subject[1] + 1 :])
+        moved = [*draft.items[subject[0] : subject[1] + 1], (NEW, ","), *_orig(span), (NEW, ",")]
+        return draft.derive("mid_adverbial", claims, [*moved, *rest])
+
+    return [Edit("mid_adverbial", claims, fn, True)]
 
 
 # ---------------------------------------------------------------- lexical
@@ -971,6 +1212,7 @@ _NO_GENITIVE_HEADS = frozenset(
     fact idea issue problem case way means method act process""".split()
 )
 _POSSESSOR_DEPS = frozenset({"compound", "det", "amod"})
+_POSSESSOR_DETS = frozenset({"the", "a", "an"})
 
 
 def _simple_possessor(p: Parsed, head: Token, allow_det: bool) -> list[int] | None:
@@ -980,11 +1222,14 @@ def _simple_possessor(p: Parsed, head: Token, allow_det: bool) -> list[int] | No
         return None
     for i in span[:-1]:
         t = p.doc[i]
+        if i == span[0] and allow_det and t.head == head and t.tag_ == "PRP$" and t.dep_ == "poss":
+            continue  # "the death of his father" -> "his father's death"
         if (
             t.dep_ not in _POSSESSOR_DEPS
             or t.head != head
-            or (t.dep_ == "det" and (not allow_det or t.lower_ != "the"))
-        ):
+            or (t.dep_ == "det" and (not allow_det or t.lower_ not in _POSSESSOR_DETS or i != span[0]))
+            or (t.lower_ in ("a", "an") and (head.tag_ != "NN" or noun_kind(head.lower_) != "person"))
+        ):  # "the death of a soldier" -> "a soldier's death"; not "a second's fraction"
             return None
         if not (t.is_alpha or t.dep_ == "compound"):
             return None
@@ -1071,11 +1316,20 @@ _FIXED_PAIRS = frozenset(
 
 
 def coordination(p: Parsed) -> list[Edit] | str:
-    """Swap two coordinated names or bare nouns: "Britain and France" -> "France and Britain"."""
+    """Swap two coordinated names, nouns or adjectives: "Britain and France" -> "France and Britain",
+    "the Senate and the House" -> "the House and the Senate", "political and economic reforms" ->
+    "economic and political reforms"."""
     doc = p.doc
     edits = []
     for a in p.tokens:
-        if a.pos_ not in ("PROPN", "NOUN") or a.i in p.quoted:
+        if a.i in p.quoted:
+            continue
+        if a.pos_ == "ADJ":
+            edit = _adjective_pair(p, a)
+            if edit is not None:
+                edits.append(edit)
+            continue
+        if a.pos_ not in ("PROPN", "NOUN"):
             continue
         conj = [c for c in a.children if c.dep_ == "conj"]
         cc = [c for c in a.children if c.dep_ == "cc"]
@@ -1096,6 +1350,15 @@ def coordination(p: Parsed) -> list[Edit] | str:
         if and_.i != a.i + 1 or b_span[0] != and_.i + 1 or b.right_edge.i != a.right_edge.i:
             continue
         allowed = ("compound",) if a.pos_ == "PROPN" else ("compound", "amod")
+        first_a, first_b = doc[a_span[0]], doc[b_span[0]]
+        if (
+            first_a.dep_ == "det"
+            and first_b.dep_ == "det"
+            and first_a.lower_ == first_b.lower_ == "the"
+            and first_a.head == a
+            and first_b.head == b
+        ):
+            allowed = (*allowed, "det")  # "the Senate and the House"; "the city and county" shares "the"
         ok = all(doc[i].dep_ in allowed and doc[i].head == a for i in a_span[:-1])
         ok = ok and all(doc[i].dep_ in allowed and doc[i].head == b for i in b_span[:-1])
         ok = (
@@ -1106,6 +1369,8 @@ def coordination(p: Parsed) -> list[Edit] | str:
         ok = ok and not list(c for c in b.children if c.dep_ not in allowed)
         if not ok or len(a_span) > 3 or len(b_span) > 3 or p.splits_quote([*a_span, *b_span]):
             continue
+        if a.pos_ == "PROPN" and len(a_span) == 1 and len(b_span) > 1:
+            continue  # "Mary and John Frudden": the surname is shared
         block = [*a_span, and_.i, *b_span]
         new_items = [*_orig(b_span), (and_.i, ""), *_orig(a_span)]
         claims = frozenset(block)
@@ -1116,6 +1381,40 @@ def coordination(p: Parsed) -> list[Edit] | str:
 
         edits.append(Edit("coordination", claims, fn, False))
     return edits or "no_coordinated_pair"
+
+
+# Adjectives whose order in a pair is fixed or carries meaning ("black and white", "first and second").
+_FIXED_ADJECTIVES = frozenset(
+    """black white safe sound alive well short sweet high dry null void first second third last next
+    more less better worse further older newer bigger smaller great greater little old new""".split()
+)
+
+
+def _adjective_pair(p: Parsed, a: Token) -> Edit | None:
+    """Swap "political and economic" when both are plain adjectives sharing one head (or predicate)."""
+    kids = list(a.children)
+    conj = [c for c in kids if c.dep_ == "conj"]
+    cc = [c for c in kids if c.dep_ == "cc"]
+    if len(conj) != 1 or len(cc) != 1 or cc[0].lower_ != "and" or len(kids) != 2:
+        return None
+    b, and_ = conj[0], cc[0]
+    if a.tag_ != "JJ" or b.tag_ != "JJ" or list(b.children) or a.dep_ not in ("amod", "acomp"):
+        return None
+    if and_.i != a.i + 1 or b.i != a.i + 2 or a.lower_ in _FIXED_ADJECTIVES or b.lower_ in _FIXED_ADJECTIVES:
+        return None
+    if not (_plain(p, a) and _plain(p, b)) or a.i == 0:
+        return None
+    if a.dep_ == "amod" and not (a.head.i == b.i + 1 and a.head.pos_ in ("NOUN", "PROPN")):
+        return None
+    block = [a.i, and_.i, b.i]
+    claims = frozenset(block)
+    new_items = [(b.i, ""), (and_.i, ""), (a.i, "")]
+
+    def fn(draft: Draft) -> Draft | None:
+        items = _replace_block(draft, block, new_items)
+        return None if items is None else draft.derive("coordination", claims, items)
+
+    return Edit("coordination", claims, fn, False)
 
 
 def relative_reduction(p: Parsed) -> list[Edit] | str:
@@ -1145,6 +1444,130 @@ def relative_reduction(p: Parsed) -> list[Edit] | str:
     return edits or "no_passive_relative"
 
 
+def _clause_is_past(token: Token) -> bool:
+    """Whether the nearest finite verb above ``token`` is in the past tense."""
+    for verb in token.ancestors:
+        if verb.pos_ not in ("VERB", "AUX"):
+            continue
+        auxes = [c for c in verb.children if c.dep_ in ("aux", "auxpass")]
+        if verb.tag_ in ("VBD", "VBZ", "VBP") or auxes:
+            return verb.tag_ == "VBD" or any(a.tag_ == "VBD" for a in auxes)
+    return False
+
+
+_SMALL_CLAUSE_VERBS = frozenset(
+    "have get see hear want need make keep leave find like watch consider render prefer".split()
+)
+
+
+def _relative_pronoun(noun: Token, restrictive: bool) -> str | None:
+    kind = noun_kind(lemma_of(noun.text, noun.tag_)) if noun.tag_ in ("NN", "NNS") else ""
+    if restrictive:
+        return "that" if noun.tag_ in ("NN", "NNS") else None
+    return {"person": "who", "thing": "which"}.get(kind)
+
+
+def relative_expansion(p: Parsed) -> list[Edit] | str:
+    """Reduced participle or apposition -> full relative clause, with the clause's tense and the noun's
+    number: "a bridge built in 1900" -> "a bridge that was built in 1900"; "Paris, the capital of
+    France, is ..." -> "Paris, which is the capital of France, is ..."."""
+    if not p.single or p.root.pos_ not in ("VERB", "AUX"):
+        return "no_clause"
+    doc, tokens = p.doc, p.tokens
+    edits = []
+    for v in tokens:
+        if v.i in p.quoted or v.dep_ not in ("acl", "appos"):
+            continue
+        n = v.head
+        if n.tag_ not in ("NN", "NNS", "NNP", "NNPS") or n.i >= v.i or n.dep_ == "conj":
+            continue
+        if any(c.dep_ == "conj" for c in n.children) or n.i in p.quoted:
+            continue
+        comma = doc[n.i + 1].text == ","
+        if n.dep_ == "pobj" and n.head.lower_ == "with":
+            continue  # "with 38% of women infected": a small clause, not a modifier
+        if n.dep_ == "dobj" and lemma_of(n.head.text, n.head.tag_) in _SMALL_CLAUSE_VERBS:
+            continue  # "have a queen beheaded": the participle is the verb's complement
+        past = _clause_is_past(n)
+        if v.dep_ == "acl":
+            # "a bridge built in 1900": the participle opens its phrase right after the noun
+            if v.tag_ != "VBN" or v.left_edge.i != v.i or v.i != n.i + 1 + comma:
+                continue
+            if any(c.dep_ in ("aux", "auxpass", "nsubj", "nsubjpass", "neg", "mark") for c in v.children):
+                continue
+            if not comma and n.right_edge.i != v.right_edge.i:
+                continue
+            if past or any(_is_temporal(x) for c in v.children if c.dep_ == "prep" for x in c.children):
+                tense = True
+            else:
+                tense = past
+            start = v.i
+        else:
+            # "Paris, the capital of France, ...": a determiner opens the apposition after a comma
+            first = doc[v.left_edge.i]
+            if (
+                not comma
+                or v.left_edge.i != n.i + 2
+                or first.lower_ not in ("a", "an", "the")
+                or first.head != v
+            ):
+                continue
+            if v.tag_ not in ("NN", "NNS") or (n.tag_ in ("NNS", "NNPS")) != (v.tag_ == "NNS"):
+                continue
+            if (n.left_edge.i > 0 and doc[n.left_edge.i - 1].text == ",") or any(
+                c.dep_ in ("cc", "conj") for c in (*n.children, *v.children)
+            ):
+                continue  # "a synagogue, a country club, and a cemetery" is a list, not an apposition
+            after = v.right_edge.i + 2
+            if after < len(doc) and doc[after].lower_ in ("and", "or", "nor"):
+                continue
+            tense, start = past, first.i
+        end = v.right_edge.i + 1
+        if comma and (end >= len(doc) or doc[end].text not in (",", ".")):
+            continue
+        if any(doc[i].text in ("(", ")", ";", ":", "-", "–", "—", '"') for i in range(start, end)):
+            continue
+        pronoun = _relative_pronoun(n if v.dep_ == "acl" else v, restrictive=not comma)
+        if pronoun is None:
+            continue
+        be = be_form(tense, "pl" if n.tag_ in ("NNS", "NNPS") else "3sg")
+        claims = frozenset({v.i, start, -100 - v.i})
+
+        def fn(draft: Draft, start=start, pronoun=pronoun, be=be, claims=claims) -> Draft | None:
+            pos = draft.positions([start])
+            if not pos:
+                return None
+            items = list(draft.items)
+            items[pos[0] : pos[0]] = [(NEW, pronoun), (NEW, be)]
+            return draft.derive("relative_expansion", claims, items)
+
+        edits.append(Edit("relative_expansion", claims, fn, False))
+    return edits or "no_reduced_relative"
+
+
+def relative_pronoun(p: Parsed) -> list[Edit] | str:
+    """Restrictive relative pronoun: "that" <-> "which" for things ("the house that he built" -> "the
+    house which he built"), and an object "that"/"which" dropped ("the book that he wrote" -> "the book
+    he wrote")."""
+    edits = []
+    for v in p.tokens:
+        if v.dep_ != "relcl" or v.i in p.quoted:
+            continue
+        r = v.left_edge
+        n = v.head
+        if r.lower_ not in ("that", "which") or r.head != v or r.i != n.i + 1 or r.i in p.quoted:
+            continue  # after a comma (non-restrictive) "which" must stay
+        if n.tag_ not in ("NN", "NNS") or not p.spaces[r.i]:
+            continue
+        if r.dep_ == "dobj":
+            subj = [c for c in v.children if c.dep_ in ("nsubj", "nsubjpass")]
+            if subj and subj[0].left_edge.i == r.i + 1:
+                edits.append(_word_edit("relative_pronoun", {r.i: ""}))
+        if r.dep_ in ("nsubj", "nsubjpass", "dobj") and noun_kind(lemma_of(n.text, n.tag_)) == "thing":
+            edits.append(_word_edit("relative_pronoun", {r.i: "which" if r.lower_ == "that" else "that"}))
+    return edits or "no_restrictive_relative"
+
+
 # Multi-word paraphrases that keep meaning and grammar wherever they occur (lower-case word sequences).
 _PHRASES: dict[tuple[str, ...], str] = {
     ("in", "order", "to"): "to",
@@ -1164,6 +1587,23 @@ _PHRASES: dict[tuple[str, ...], str] = {
     ("known", "as"): "called",
     ("referred", "to", "as"): "called",
     ("at", "the", "same", "time"): "simultaneously",
+    ("the", "vast", "majority", "of"): "most",
+    ("a", "majority", "of"): "most",
+    ("in", "the", "vicinity", "of"): "near",
+    ("despite", "the", "fact", "that"): "although",
+    ("due", "to", "the", "fact", "that"): "because",
+    ("each", "other"): "one another",
+    ("one", "another"): "each other",
+    ("along", "with"): "together with",
+    ("together", "with"): "along with",
+    ("shortly", "after"): "soon after",
+    ("soon", "after"): "shortly after",
+    ("moreover",): "furthermore",
+    ("furthermore",): "moreover",
+    ("nevertheless",): "nonetheless",
+    ("nonetheless",): "nevertheless",
+    ("whereas",): "while",
+    ("numerous",): "many",
     ("whilst",): "while",
     ("amongst",): "among",
     ("although",): "though",
@@ -1194,6 +1634,68 @@ def _word_edit(name: str, overrides: dict[int, str]) -> Edit:
     return Edit(name, claims, lambda d, o=overrides, c=claims: d.derive(name, c, overrides=o), False)
 
 
+_EVENT_NOUNS = frozenset(
+    """war wars death election elections release collapse fall success failure defeat victory merger
+    resignation retirement invasion attack attacks revolution independence battle incident accident
+    earthquake crisis announcement departure arrival completion publication closure conclusion split
+    breakup acquisition dissolution introduction assassination murder coup liberation occupation
+    surrender armistice ceasefire reunification partition bankruptcy fire flood floods storm hurricane
+    disaster riots riot scandal marriage divorce birth funeral graduation trial conviction
+    release launch opening closing demise sale purchase takeover restoration reformation conquest
+    annexation withdrawal destruction reign abdication coronation season""".split()
+)
+_NUMBER_PREPS = {"around": "about", "about": "around"}
+_BE_SINGULAR = {"is": "is", "was": "was", "are": "are", "were": "were"}
+_CONSIST = {"VBZ": "is", "VBD": "was", "VBP": "are"}
+
+
+def _contextual_phrase(p: Parsed, t: Token) -> dict[int, str] | None:
+    """Overrides for paraphrases that depend on the parse, or None.
+
+    "more than 200" <-> "over 200", "around 300" <-> "about 300", "consists of" -> "is made up of",
+    "is located in" -> "is situated in", "following the war" <-> "after the war", "is able to" -> "can".
+    """
+    tokens, spaces = p.tokens, p.spaces
+    i, n = t.i, len(tokens)
+    if i in p.quoted or not spaces[i]:
+        return None
+    nxt = tokens[i + 1] if i + 1 < n else None
+    low = t.lower_
+    if nxt is None:
+        return None
+    if low == "more" and nxt.lower_ == "than" and i + 2 < n and tokens[i + 2].tag_ == "CD" and spaces[i + 1]:
+        if tokens[i + 2].text[:1].isdigit() and (i == 0 or tokens[i - 1].lower_ not in ("no", "much", "far")):
+            return {i: "over", i + 1: ""}
+    if low == "over" and nxt.tag_ == "CD" and nxt.text[:1].isdigit() and t.dep_ in ("quantmod", "advmod"):
+        return {i: "more than"}
+    if (
+        low in _NUMBER_PREPS
+        and nxt.tag_ == "CD"
+        and nxt.text[:1].isdigit()
+        and t.dep_ in ("quantmod", "advmod")
+    ):
+        return {i: _NUMBER_PREPS[low]}
+    if low in ("consist", "consists", "consisted") and t.tag_ in _CONSIST and nxt.lower_ == "of":
+        if any(c.dep_ in ("aux", "neg", "advmod") for c in t.children):
+            return None
+        return {i: f"{_CONSIST[t.tag_]} made up"}
+    if low == "located" and t.tag_ == "VBN" and nxt.lower_ in ("in", "on", "at", "near") and i > 0:
+        if tokens[i - 1].lower_ in _BE_SINGULAR and tokens[i - 1].dep_ == "auxpass":
+            return {i: "situated"}
+    if low in ("following", "after") and t.dep_ == "prep" and (low == "after" or t.tag_ == "VBG"):
+        # only before an event ("following the war"); "following the instructions" means obeying them
+        pobj = [c for c in t.children if c.dep_ == "pobj"]
+        if len(pobj) == 1 and len(list(t.children)) == 1 and pobj[0].lower_ in _EVENT_NOUNS:
+            if tokens[pobj[0].left_edge.i].lower_ in ("the", "his", "her", "their", "its"):
+                return {i: "after" if low == "following" else "following"}
+    if low in ("is", "are") and nxt.lower_ == "able" and i + 2 < n and tokens[i + 2].lower_ == "to":
+        if t.dep_ == "ROOT" or t.pos_ == "AUX":
+            verb = tokens[i + 3] if i + 3 < n else None
+            if verb is not None and verb.tag_ == "VB" and spaces[i + 1] and spaces[i + 2]:
+                return {i: "can", i + 1: "", i + 2: ""}
+    return None
+
+
 def phrase(p: Parsed) -> list[Edit] | str:
     """Fixed paraphrases: connectives ("in order to" -> "to"), abbreviations ("UK" <-> "United Kingdom"),
     percentages ("26%" <-> "26 percent") and dates ("3 May 1921" <-> "May 3, 1921")."""
@@ -1221,9 +1723,21 @@ def phrase(p: Parsed) -> list[Edit] | str:
                 continue
             if key == ("known", "as") and tokens[i].tag_ != "VBN":
                 continue
+            if key in (("along", "with"), ("together", "with")) and tokens[i + 1].dep_ != "prep":
+                continue
+            if key == ("numerous",) and (tokens[i].tag_ != "JJ" or tokens[i].head.tag_ != "NNS"):
+                continue
+            if key[-1] == "of" and j < n and tokens[j].tag_ in ("DT", "PRP$", "PRP", "CD"):
+                # "the majority of the team" -> "most of the team", not "most the team"
+                if new not in ("most", "several", "many"):
+                    continue
+                new = f"{new} of"
             overrides = {i: new, **{k: "" for k in range(i + 1, j)}}
             edits.append(_word_edit("phrase", overrides))
         t = tokens[i]
+        contextual = _contextual_phrase(p, t)
+        if contextual is not None:
+            edits.append(_word_edit("phrase", contextual))
         if t.text == "%" and i > 0 and tokens[i - 1].tag_ == "CD" and spaces[i - 1] == "":
             edits.append(_word_edit("phrase", {i: "percent"}))
         elif (
@@ -1257,9 +1771,12 @@ RULES: dict[str, Callable[[Parsed], list[Edit] | str]] = {
     "back_adverbial": back_adverbial,
     "front_clause": front_clause,
     "back_clause": back_clause,
+    "mid_adverbial": mid_adverbial,
     "genitive": genitive,
     "coordination": coordination,
     "relative_reduction": relative_reduction,
+    "relative_expansion": relative_expansion,
+    "relative_pronoun": relative_pronoun,
     "phrase": phrase,
     "synonym": synonym,
     "antonym_negation": antonym_negation,

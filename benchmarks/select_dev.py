@@ -1,0 +1,151 @@
+"""Choose between recipe variants on development data only (never on the STS test sets).
+
+Each variant (a recipe YAML) is trained from the same start model, budget and sentences as in
+``compare.py``, without the full evaluation; the best STS-B dev checkpoint is then scored on:
+
+* ``dev``: STS-B dev Spearman ×100 (the trainer's selection metric);
+* ``dev_cont`` / ``dev_oppn``: OssCSE's Cont/Oppn split applied to STS-B *dev* (the test split is a target,
+  so the dev split stands in for it);
+* ``neg_cos_heldout``: mean cosine of CANNOT pairs 3,001–6,000 (the reported probe uses the first 3,000).
+
+Usage (what produced ``results/select/``):
+
+    python benchmarks/select_dev.py benchmarks/configs/select/*.yaml --steps 100 --seeds 42
+
+Finished (variant, seed) files are skipped; ``--table`` only rebuilds ``select.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results" / "select"
+HELDOUT = (3000, 6000)
+
+
+def dev_scores(model) -> dict[str, float]:
+    """STS-B dev Spearman, its Cont/Oppn split, and the held-out CANNOT negation cosine for ``model``."""
+    from st_debias.evaluation import EmbeddingCache, cont_oppn_scores, load_negation_pairs
+    from st_debias.evaluation.sts import spearman_x100
+    from st_debias.evaluation.sts_data import load_sts
+
+    cache = EmbeddingCache(model)
+    dev = load_sts("STSBenchmark-dev")
+    cos = cache.cosine(dev.sentences1, dev.sentences2)
+    split = cont_oppn_scores(dev, cos)
+    pairs = load_negation_pairs(limit=HELDOUT[1])
+    sentences, negations = pairs.sentences[HELDOUT[0] :], pairs.negations[HELDOUT[0] :]
+    return {
+        "dev": spearman_x100(cos, dev.scores),
+        "dev_cont": split["cont"]["spearman"],
+        "dev_oppn": split["oppn"]["spearman"],
+        "neg_cos_heldout": float(cache.cosine(sentences, negations).mean()),
+        "heldout_pairs": len(sentences),
+    }
+
+
+def run_one(path: str, seed: int, args: argparse.Namespace) -> Path:
+    from sentence_transformers import SentenceTransformer
+
+    from st_debias.recipes import load_recipe, override, train_recipe
+
+    label = Path(path).stem
+    target = RESULTS / f"{label}-seed{seed}.json"
+    if target.exists():
+        print(f"[select] {target.name} exists, skipping", flush=True)
+        return target
+    recipe = override(
+        load_recipe(path), steps=args.steps, batch_size=64, max_seq_length=32, eval_steps=args.eval_steps, seed=seed
+    )
+    start = time.perf_counter()
+    result = train_recipe(
+        recipe,
+        output_dir=Path(args.work_dir) / f"{label}-seed{seed}",
+        evaluate=False,
+        show_progress_bar=not args.quiet,
+    )
+    scores = dev_scores(SentenceTransformer(str(result.model_dir)))
+    entry = {
+        "variant": label,
+        "seed": seed,
+        "recipe": recipe.to_dict(),
+        "wall_s": round(time.perf_counter() - start, 1),
+        "best_checkpoint": result.best_checkpoint,
+        "scores": scores,
+        "data_report": result.data_report,
+        "log_history": result.log_history,
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(entry, indent=1, default=str))
+    print(f"[select] {label} seed {seed}: {scores}", flush=True)
+    return target
+
+
+def start_scores() -> dict[str, float]:
+    path = RESULTS / "start.json"
+    if not path.exists():
+        from st_debias.recipes.train import load_start_model
+
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(dev_scores(load_start_model(None)), indent=1))
+    return json.loads(path.read_text())
+
+
+def write_table() -> Path:
+    keys = ("dev", "dev_cont", "dev_oppn", "neg_cos_heldout")
+    runs: dict[str, list[dict]] = {}
+    for file in sorted(RESULTS.glob("*-seed*.json")):
+        entry = json.loads(file.read_text())
+        runs.setdefault(entry["variant"], []).append(entry)
+    lines = [
+        "# Recipe variants on development data",
+        "",
+        "STS-B dev Spearman ×100, OssCSE Cont/Oppn split of STS-B dev, mean cosine of held-out CANNOT pairs "
+        f"{HELDOUT[0] + 1:,}–{HELDOUT[1]:,} (lower = negations separated). Mean over seeds. Command: see "
+        "`benchmarks/select_dev.py`.",
+        "",
+        "| variant | seeds | STS-B dev | dev Cont | dev Oppn | CANNOT held-out cos | loss / data |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
+    start = start_scores()
+    lines.append("| start | – | " + " | ".join(_fmt(start[k], k) for k in keys) + " | – |")
+    for variant, entries in runs.items():
+        means = {k: statistics.fmean(e["scores"][k] for e in entries) for k in keys}
+        recipe = entries[0]["recipe"]
+        what = f"{recipe['loss']['name']} {recipe['loss'].get('params', {})} recall {recipe['loss'].get('recall_gamma')}; {recipe['data']['options']}"
+        lines.append(f"| {variant} | {len(entries)} | " + " | ".join(_fmt(means[k], k) for k in keys) + f" | {what} |")
+    out = RESULTS / "select.md"
+    out.write_text("\n".join(lines) + "\n")
+    return out
+
+
+def _fmt(value: float, key: str) -> str:
+    return f"{value:.3f}" if key.startswith("neg") else f"{value:.2f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("variants", nargs="*", help="recipe YAML files (or packaged recipe names)")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[42])
+    parser.add_argument("--steps", type=int, default=100)
+    parser.add_argument("--eval-steps", type=int, default=25)
+    parser.add_argument("--work-dir", default="outputs/select")
+    parser.add_argument("--table", action="store_true", help="only rebuild select.md")
+    parser.add_argument("--quiet", action="store_true")
+    args = parser.parse_args(argv)
+    if not args.table:
+        start_scores()
+        for path in args.variants:
+            for seed in args.seeds:
+                run_one(path, seed, args)
+    print(write_table().read_text())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
