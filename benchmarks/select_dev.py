@@ -12,7 +12,10 @@ Usage (what produced ``results/select/``):
 
     python benchmarks/select_dev.py benchmarks/configs/select/*.yaml --steps 100 --seeds 42
 
-Finished (variant, seed) files are skipped; ``--table`` only rebuilds ``select.md``.
+Finished (variant, seed) files are skipped; ``--table`` only rebuilds ``select.md``. Models already trained by
+``compare.py`` are scored the same way without training again:
+
+    python benchmarks/select_dev.py --score-models outputs/compare/osscse-seed42/model ...
 """
 
 from __future__ import annotations
@@ -86,6 +89,27 @@ def run_one(path: str, seed: int, args: argparse.Namespace) -> Path:
     return target
 
 
+def score_model(folder: str) -> Path:
+    """Dev scores of a model saved by ``train_recipe`` (its ``st_debias_recipe.yaml`` names recipe and seed)."""
+    import yaml
+    from sentence_transformers import SentenceTransformer
+
+    recipe = yaml.safe_load((Path(folder) / "st_debias_recipe.yaml").read_text())
+    seed = recipe["training"]["seed"]
+    target = RESULTS / f"{recipe['name']}-seed{seed}.json"
+    entry = {
+        "variant": recipe["name"],
+        "seed": seed,
+        "recipe": recipe,
+        "model": str(folder),
+        "scores": dev_scores(SentenceTransformer(str(folder))),
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(entry, indent=1, default=str))
+    print(f"[select] {target.name}: {entry['scores']}", flush=True)
+    return target
+
+
 def start_scores() -> dict[str, float]:
     path = RESULTS / "start.json"
     if not path.exists():
@@ -135,11 +159,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--eval-steps", type=int, default=25)
     parser.add_argument("--work-dir", default="outputs/select")
+    parser.add_argument("--score-models", nargs="+", default=[], metavar="FOLDER", help="score trained model folders")
     parser.add_argument("--table", action="store_true", help="only rebuild select.md")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
     if not args.table:
         start_scores()
+        for folder in args.score_models:
+            score_model(folder)
         for path in args.variants:
             for seed in args.seeds:
                 run_one(path, seed, args)

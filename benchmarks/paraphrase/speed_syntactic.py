@@ -1,0 +1,65 @@
+"""End-to-end speed of SyntacticParaphraser (parse + transforms) with one and two spaCy processes.
+
+Run it on a quiet machine (the load average before and after is recorded):
+
+    python benchmarks/paraphrase/speed_syntactic.py --n 4000
+
+Writes ``results/syntactic_speed.json``. Start-up (spaCy, WordNet, lemminflect) is excluded: one warm-up
+call on 200 other sentences loads everything first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from st_debias.data.corpus import read_sentences
+from st_debias.data.syntactic import SyntacticParaphraser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=4000, help="sentences from the head of the corpus")
+    parser.add_argument("--processes", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "syntactic_speed.json")
+    args = parser.parse_args(argv)
+    sentences = read_sentences(None, limit=args.n + 200)
+    warmup, timed = sentences[args.n :], sentences[: args.n]
+    runs = []
+    for processes in args.processes:
+        generator = SyntacticParaphraser(n_process=processes)
+        generator.generate(warmup)
+        load_before = os.getloadavg()
+        start = time.perf_counter()
+        generator.generate(timed)
+        seconds = time.perf_counter() - start
+        runs.append(
+            {
+                "n_process": processes,
+                "sentences": len(timed),
+                "seconds": round(seconds, 2),
+                "sentences_per_s": round(len(timed) / seconds, 1),
+                "coverage": round(generator.report.with_candidates / len(timed), 4),
+                "loadavg_before": [round(x, 2) for x in load_before],
+                "loadavg_after": [round(x, 2) for x in os.getloadavg()],
+            }
+        )
+        print(runs[-1], flush=True)
+    result = {
+        "command": "python benchmarks/paraphrase/speed_syntactic.py " + " ".join(argv),
+        "date_utc": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M"),
+        "cpus": os.cpu_count(),
+        "runs": runs,
+    }
+    args.out.write_text(json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
