@@ -48,7 +48,7 @@ def _generator_versions(recipe: Recipe) -> dict[str, int]:
         return {}
     from st_debias.data.syntactic import SyntacticParaphraser
 
-    return {"syntactic": getattr(SyntacticParaphraser, "version", 1)}
+    return {"syntactic": SyntacticParaphraser.version}
 
 
 def build_rows(

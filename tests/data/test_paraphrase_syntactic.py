@@ -178,6 +178,8 @@ CASES = [
         "A loom is a device that is used to weave cloth.",
     ),
     ("phrase", "The team consists of eleven players.", "The team is made up of eleven players."),
+    ("phrase", "The teams consisted of eleven players.", "The teams were made up of eleven players."),
+    ("phrase", "The council consisted of nine members.", "The council was made up of nine members."),
     ("phrase", "More than 200 people attended the meeting.", "Over 200 people attended the meeting."),
     (
         "phrase",

@@ -314,7 +314,7 @@ def passive(p: Parsed) -> list[Edit] | str:
     for v in _inner_clause_heads(p):
         if v.pos_ != "VERB":
             continue
-        subj = next((c for c in v.children if c.dep_ in ("nsubj", "nsubjpass", "csubj", "expl")), None)
+        subj = next((c for c in v.children if c.dep_ in _SUBJECT_DEPS), None)
         if subj is None or subj.tag_ in ("WP", "WDT"):
             continue
         inner = _passive_at(p, v, subj, is_root=False)
@@ -1461,9 +1461,9 @@ _SMALL_CLAUSE_VERBS = frozenset(
 
 
 def _relative_pronoun(noun: Token, restrictive: bool) -> str | None:
-    kind = noun_kind(lemma_of(noun.text, noun.tag_)) if noun.tag_ in ("NN", "NNS") else ""
     if restrictive:
         return "that" if noun.tag_ in ("NN", "NNS") else None
+    kind = noun_kind(lemma_of(noun.text, noun.tag_)) if noun.tag_ in ("NN", "NNS") else ""
     return {"person": "who", "thing": "which"}.get(kind)
 
 
@@ -1645,8 +1645,7 @@ _EVENT_NOUNS = frozenset(
     annexation withdrawal destruction reign abdication coronation season""".split()
 )
 _NUMBER_PREPS = {"around": "about", "about": "around"}
-_BE_SINGULAR = {"is": "is", "was": "was", "are": "are", "were": "were"}
-_CONSIST = {"VBZ": "is", "VBD": "was", "VBP": "are"}
+_BE_FINITE = frozenset({"is", "was", "are", "were"})
 
 
 def _contextual_phrase(p: Parsed, t: Token) -> dict[int, str] | None:
@@ -1675,12 +1674,19 @@ def _contextual_phrase(p: Parsed, t: Token) -> dict[int, str] | None:
         and t.dep_ in ("quantmod", "advmod")
     ):
         return {i: _NUMBER_PREPS[low]}
-    if low in ("consist", "consists", "consisted") and t.tag_ in _CONSIST and nxt.lower_ == "of":
+    if low in ("consist", "consists", "consisted") and t.tag_ in ("VBZ", "VBD", "VBP") and nxt.lower_ == "of":
         if any(c.dep_ in ("aux", "neg", "advmod") for c in t.children):
             return None
-        return {i: f"{_CONSIST[t.tag_]} made up"}
+        if t.tag_ != "VBD":  # the present tag already carries the number
+            return {i: f"{be_form(False, '3sg' if t.tag_ == 'VBZ' else 'pl')} made up"}
+        subject = next((c for c in t.children if c.dep_ == "nsubj"), None)
+        if subject is None:
+            return None
+        if subject.tag_ in ("WDT", "WP") and t.dep_ == "relcl":
+            subject = t.head  # "teams which consisted of": agree with the antecedent
+        return {i: f"{be_form(True, person_number(subject))} made up"}
     if low == "located" and t.tag_ == "VBN" and nxt.lower_ in ("in", "on", "at", "near") and i > 0:
-        if tokens[i - 1].lower_ in _BE_SINGULAR and tokens[i - 1].dep_ == "auxpass":
+        if tokens[i - 1].lower_ in _BE_FINITE and tokens[i - 1].dep_ == "auxpass":
             return {i: "situated"}
     if low in ("following", "after") and t.dep_ == "prep" and (low == "after" or t.tag_ == "VBG"):
         # only before an event ("following the war"); "following the instructions" means obeying them
