@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
-    from st_debias.data.corpus import read_sentences
+    from st_debias.data.io.corpus import read_sentences
     from st_debias.losses import (
         DebiasInfoNCE,
         FocalInfoNCE,

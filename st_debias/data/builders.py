@@ -7,10 +7,10 @@ from typing import Any
 
 from datasets import Dataset
 
-from st_debias.data.ipw import IPWBuilder
-from st_debias.data.ipw import merge_shards as _merge_ipw
-from st_debias.data.osscse import OssCSEBuilder
-from st_debias.data.report import BuildReport
+from st_debias.data.io.report import BuildReport
+from st_debias.data.ipw.builder import IPWBuilder
+from st_debias.data.ipw.builder import merge_shards as _merge_ipw
+from st_debias.data.negation.builder import OssCSEBuilder
 
 
 def build_ipw_dataset(

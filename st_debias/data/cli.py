@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         from datasets import load_from_disk
 
         from st_debias.data.builders import merge_builds
-        from st_debias.data.report import BuildReport
+        from st_debias.data.io.report import BuildReport
 
         parts = []
         for folder in args.input:
@@ -64,11 +64,11 @@ def run(args: argparse.Namespace) -> int:
         rows, report = merge_builds(parts)
         _save(rows, report, args.output)
         return 0
-    from st_debias.data.corpus import read_sentences
+    from st_debias.data.io.corpus import read_sentences
 
     sentences = read_sentences(args.input[0], limit=args.limit)
     if args.kind == "ipw":
-        from st_debias.data.ipw import IPWBuilder
+        from st_debias.data.ipw.builder import IPWBuilder
 
         shard = tuple(int(x) for x in args.shard.split("/")) if args.shard else None
         builder = IPWBuilder(
@@ -77,8 +77,8 @@ def run(args: argparse.Namespace) -> int:
         )
         rows = builder.build(sentences, shard=shard)  # type: ignore[arg-type]
     else:
-        from st_debias.data.negation import Negator
-        from st_debias.data.osscse import OssCSEBuilder
+        from st_debias.data.negation.builder import OssCSEBuilder
+        from st_debias.data.negation.negator import Negator
 
         builder = OssCSEBuilder(Negator(args.spacy_model), seed=args.seed, show_progress_bar=True)
         rows = builder.build(sentences)

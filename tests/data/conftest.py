@@ -34,7 +34,7 @@ def data_root() -> Path:
 @pytest.fixture(scope="session")
 def wiki(data_root) -> list[str]:
     """The first 2,000 Wikipedia sentences of the shared corpus (a uniform random sample)."""
-    from st_debias.data.corpus import read_sentences
+    from st_debias.data.io.corpus import read_sentences
 
     return read_sentences(data_root / "corpus" / "wiki_sentences.txt", limit=2000)
 
@@ -51,7 +51,7 @@ def cannot_pairs(data_root) -> dict[str, list[tuple[str, str]]]:
 
 @pytest.fixture(scope="session")
 def negator():
-    from st_debias.data.negation import Negator
+    from st_debias.data.negation.negator import Negator
 
     try:
         return Negator(SPACY_TEST_MODEL)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from st_debias.data.paraphrase_corpus import CorpusNeighbourGenerator
-from st_debias.data.paraphrase_edits import (
+from st_debias.data.paraphrase.corpus import CorpusNeighbourGenerator
+from st_debias.data.paraphrase.edits import (
     EditChain,
     FrequentWordInsertion,
     UnionGenerator,
@@ -71,7 +71,7 @@ def test_seq2seq_generator_plumbing_with_tiny_random_marian(tiny_model_dir):
     import torch
     from transformers import AutoTokenizer, MarianConfig, MarianMTModel
 
-    from st_debias.data.paraphrase_seq2seq import Seq2SeqGenerator
+    from st_debias.data.paraphrase.seq2seq import Seq2SeqGenerator
 
     tokenizer = AutoTokenizer.from_pretrained(str(tiny_model_dir))
     torch.manual_seed(0)

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from st_debias.data.embeddings import encode_corpus
-from st_debias.data.ipw import IPWBuilder, merge_shards, sample_negatives, to_input_examples
-from st_debias.data.paraphrase_edits import WordDeletion, WordNetSynonym
-from st_debias.data.propensity import negative_probabilities, pairwise_word_edit
+from st_debias.data.io.embeddings import encode_corpus
+from st_debias.data.ipw.builder import IPWBuilder, merge_shards, sample_negatives, to_input_examples
+from st_debias.data.ipw.propensity import negative_probabilities, pairwise_word_edit
+from st_debias.data.paraphrase.edits import WordDeletion, WordNetSynonym
 from st_debias.data.text import lexical_overlap
 
 RANGE = (0.93, 0.97)
@@ -82,7 +82,7 @@ def test_negatives_follow_eq_1_to_4_on_the_pool(session_tiny_model, cache_dir, w
     emb = encode_corpus(sentences, session_tiny_model, cache_dir=cache_dir, show_progress_bar=False)
     sample = sample_negatives(sentences, emb, pool_size=16, negative_range=RANGE, seed=0,
                               temperature=0.05, show_progress_bar=False)
-    from st_debias.data.neighbours import range_topk
+    from st_debias.data.ipw.neighbours import range_topk
 
     table = range_topk(emb, 16, low=RANGE[0], high=RANGE[1], show_progress_bar=False)
     row = int(np.flatnonzero((sample.chosen >= 0).all(1))[0])

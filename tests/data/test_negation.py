@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from st_debias.data.negation import NegatedAntonymGenerator, Negator, negation_count
+from st_debias.data.negation.negator import NegatedAntonymGenerator, Negator, negation_count
 from st_debias.data.text import words
 
 CASES = [

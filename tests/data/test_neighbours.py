@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from st_debias.data.neighbours import range_topk
+from st_debias.data.ipw.neighbours import range_topk
 
 
 def _clustered(n: int = 900, dim: int = 32, seed: int = 0) -> np.ndarray:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from st_debias.data.ipw import to_input_examples
-from st_debias.data.negation import negation_count
-from st_debias.data.osscse import OssCSEBuilder
+from st_debias.data.ipw.builder import to_input_examples
+from st_debias.data.negation.builder import OssCSEBuilder
+from st_debias.data.negation.negator import negation_count
 from st_debias.data.text import match_error_rate
 
 

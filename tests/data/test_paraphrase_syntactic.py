@@ -11,8 +11,8 @@ import pytest
 spacy = pytest.importorskip("spacy")
 
 from st_debias.data.generators import Candidate, CandidateGenerator  # noqa: E402
-from st_debias.data.paraphrase_syntactic import RULES, SyntacticParaphraser  # noqa: E402
-from st_debias.data.syntactic.morph import wordnet_available  # noqa: E402
+from st_debias.data.paraphrase.syntactic import RULES, SyntacticParaphraser  # noqa: E402
+from st_debias.data.paraphrase.syntactic.morph import wordnet_available  # noqa: E402
 from st_debias.data.text import match_error_rate  # noqa: E402
 
 ALL_WINDOW = (0.0, 1.0)

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from st_debias.data.propensity import (
+from st_debias.data.ipw.propensity import (
     masked_softmax,
     negative_probabilities,
     pairwise_word_edit,

@@ -53,7 +53,7 @@ def test_rows_are_cached(tmp_path: Path, tiny_model, monkeypatch) -> None:
 
 def test_row_cache_key_follows_the_paraphraser_version(tiny_model, monkeypatch) -> None:
     """Rows built by older paraphrase rules are not reused once the rules change (their version is bumped)."""
-    from st_debias.data.syntactic import SyntacticParaphraser
+    from st_debias.data.paraphrase.syntactic import SyntacticParaphraser
     from st_debias.recipes import data
 
     sentences = ["The committee approved the budget."]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from st_debias.data.syntactic.generator import LEXICAL, STRUCTURAL, SyntacticParaphraser
-from st_debias.data.syntactic.rules import RULES
+from st_debias.data.paraphrase.syntactic.generator import LEXICAL, STRUCTURAL, SyntacticParaphraser
+from st_debias.data.paraphrase.syntactic.rules import RULES
 
 __all__ = ["LEXICAL", "RULES", "STRUCTURAL", "SyntacticParaphraser"]

@@ -17,7 +17,7 @@ from typing import Literal
 import torch
 
 from st_debias.data.generators import Candidate, CandidateGenerator
-from st_debias.data.paraphrase_edits import FrequentWordInsertion, WordDeletion
+from st_debias.data.paraphrase.edits import FrequentWordInsertion, WordDeletion
 
 
 def _load_hop(hop):

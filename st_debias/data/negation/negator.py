@@ -324,7 +324,7 @@ class Negator:
 
 def _antonym(word: str, tag: str) -> str | None:
     """First WordNet antonym of an adjective/adverb (most frequent sense first), or None."""
-    from st_debias.data.paraphrase_edits import _wordnet
+    from st_debias.data.paraphrase.edits import _wordnet
 
     wn = _wordnet()
     pos = ("a", "s") if tag.startswith("JJ") else ("r",)

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 from spacy.tokens import Doc, Token
 
-from st_debias.data.syntactic.draft import NEW, Draft, Surface, surface_of
-from st_debias.data.syntactic.morph import (
+from st_debias.data.paraphrase.syntactic.draft import NEW, Draft, Surface, surface_of
+from st_debias.data.paraphrase.syntactic.morph import (
     OBJECT_TO_SUBJECT,
     SUBJECT_TO_OBJECT,
     SYNONYM_STOPLIST,

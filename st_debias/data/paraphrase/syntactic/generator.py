@@ -7,8 +7,8 @@ import zlib
 from collections.abc import Sequence
 
 from st_debias.data.generators import Candidate, CandidateGenerator
-from st_debias.data.syntactic.draft import Draft, render
-from st_debias.data.syntactic.rules import RULES, Edit, Parsed
+from st_debias.data.paraphrase.syntactic.draft import Draft, render
+from st_debias.data.paraphrase.syntactic.rules import RULES, Edit, Parsed
 from st_debias.data.text import match_error_rate, words
 
 STRUCTURAL = (
@@ -38,7 +38,7 @@ LEXICAL = (
 class SyntacticParaphraser(CandidateGenerator):
     """Paraphrases that change the surface but keep the meaning, built from a spaCy parse, offline.
 
-    Each sentence is parsed once. Rules (see :data:`st_debias.data.syntactic.rules.RULES`) propose edits
+    Each sentence is parsed once. Rules (see :data:`st_debias.data.paraphrase.syntactic.rules.RULES`) propose edits
     on the parse: voice change (``passive``, ``active``), ``copula_swap`` ("X is the Y" <-> "The Y is
     X"), constituent movement (``front_adverbial``, ``back_adverbial``, ``front_clause``,
     ``back_clause``, ``mid_adverbial``), noun-phrase rewrites (``genitive``, ``coordination``,
@@ -109,7 +109,7 @@ class SyntacticParaphraser(CandidateGenerator):
         self.n_process = n_process
         self.max_words = max_words
         self.max_chars = max_chars
-        from st_debias.data.negation import resolve_spacy_model
+        from st_debias.data.negation.negator import resolve_spacy_model
 
         self.spacy_model = resolve_spacy_model(spacy_model)
         self._nlp = nlp

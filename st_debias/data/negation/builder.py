@@ -1,9 +1,9 @@
 """OssCSE augmentation rows (Shi et al., EMNLP 2023, §4 steps 1–2): (anchor, paraphrase, negation).
 
-* negation: :class:`st_debias.data.negation.Negator` (dependency-parse ROOT rules);
+* negation: :class:`st_debias.data.negation.negator.Negator` (dependency-parse ROOT rules);
 * paraphrase: candidates of pluggable generators (default: offline chained word edits, see
-  :func:`st_debias.data.paraphrase_edits.default_paraphrase_generators`; a back-translation model via
-  :class:`st_debias.data.paraphrase_seq2seq.Seq2SeqGenerator` when you have a model hub), kept when the
+  :func:`st_debias.data.paraphrase.edits.default_paraphrase_generators`; a back-translation model via
+  :class:`st_debias.data.paraphrase.seq2seq.Seq2SeqGenerator` when you have a model hub), kept when the
   word-level MER to the anchor is in ``mer_range`` (paper: [0.15, 0.6]). Among the kept candidates one
   is chosen at random (seeded per anchor), as OssCSE keeps any back-translation passing the filter.
 
@@ -21,10 +21,10 @@ from typing import Literal
 import numpy as np
 from datasets import Dataset
 
-from st_debias.data.corpus import check_sequence, clean_sentences
 from st_debias.data.generators import CandidateGenerator
-from st_debias.data.negation import Negator
-from st_debias.data.report import BuildReport
+from st_debias.data.io.corpus import check_sequence, clean_sentences
+from st_debias.data.io.report import BuildReport
+from st_debias.data.negation.negator import Negator
 from st_debias.data.text import lexical_overlap, match_error_rate
 
 
@@ -62,7 +62,7 @@ class OssCSEBuilder:
         if on_missing_paraphrase not in ("skip", "anchor"):
             raise ValueError(f"on_missing_paraphrase must be 'skip' or 'anchor', got {on_missing_paraphrase!r}")
         if paraphrase_generators is None:
-            from st_debias.data.paraphrase_edits import default_paraphrase_generators
+            from st_debias.data.paraphrase.edits import default_paraphrase_generators
 
             paraphrase_generators = default_paraphrase_generators()
         self.negator = negator or Negator()

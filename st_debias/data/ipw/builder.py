@@ -3,11 +3,11 @@
 Pipeline for a plain list of sentences:
 
 1. validate (non-strings raise; empty strings and duplicates are skipped and counted);
-2. embed the corpus with a guide SentenceTransformer (cached on disk, :mod:`st_debias.data.embeddings`);
+2. embed the corpus with a guide SentenceTransformer (cached on disk, :mod:`st_debias.data.io.embeddings`);
 3. negative pool per anchor: the ``pool_size`` nearest corpus neighbours with guide cosine in
-   ``negative_range`` (exact, O(N·K) memory, :mod:`st_debias.data.neighbours`);
+   ``negative_range`` (exact, O(N·K) memory, :mod:`st_debias.data.ipw.neighbours`);
 4. negatives: ``num_negatives`` drawn without replacement with P_neg (eq. 1–4,
-   :mod:`st_debias.data.propensity`);
+   :mod:`st_debias.data.ipw.propensity`);
 5. positive pool per anchor: the union of the candidates of the positive generators (word edits,
    corpus neighbours, a seq2seq model, the syntactic paraphraser...), embedded with the guide;
 6. positives: ``num_positives`` drawn with P_pos (eq. 5–6).
@@ -17,9 +17,9 @@ Output columns: ``anchor, positive, negative_1 … negative_m`` and, when ``weig
 one row per sampled positive (same negatives); use a no-duplicates batch sampler then.
 
 Scaling: ``build(..., shard=(i, n))`` builds rows for the i-th of n anchor slices against the whole
-corpus; with the per-anchor random streams of :mod:`st_debias.data.propensity`, concatenating the
+corpus; with the per-anchor random streams of :mod:`st_debias.data.ipw.propensity`, concatenating the
 shards (:func:`merge_shards`) gives exactly the unsharded result. Shards can run on separate machines
-that share the embedding cache (or encode with :func:`st_debias.data.embeddings.encode_shard`).
+that share the embedding cache (or encode with :func:`st_debias.data.io.embeddings.encode_shard`).
 """
 
 from __future__ import annotations
@@ -34,11 +34,12 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 from datasets import Dataset, concatenate_datasets
 
-from st_debias.data.corpus import check_sequence, clean_sentences
-from st_debias.data.embeddings import encode_corpus, shard_bounds
 from st_debias.data.generators import CandidateGenerator
-from st_debias.data.neighbours import range_topk
-from st_debias.data.propensity import (
+from st_debias.data.io.corpus import check_sequence, clean_sentences
+from st_debias.data.io.embeddings import encode_corpus, shard_bounds
+from st_debias.data.io.report import BuildReport, merge_reports, pair_statistics
+from st_debias.data.ipw.neighbours import range_topk
+from st_debias.data.ipw.propensity import (
     WordCoder,
     gumbel_noise,
     negative_probabilities,
@@ -46,7 +47,6 @@ from st_debias.data.propensity import (
     positive_probabilities,
     sample_without_replacement,
 )
-from st_debias.data.report import BuildReport, merge_reports, pair_statistics
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -158,7 +158,7 @@ def sample_negatives(
 
 def default_positive_generators() -> list[CandidateGenerator]:
     """The offline positive generators used when none are given (word-level edits, WordNet synonyms)."""
-    from st_debias.data.paraphrase_edits import default_edit_generators
+    from st_debias.data.paraphrase.edits import default_edit_generators
 
     return default_edit_generators()
 
