@@ -6,10 +6,10 @@ import re
 
 from spacy.tokens import Doc, Token
 
+from st_debias.data.lexicon import safe_antonym
 from st_debias.data.paraphrase.syntactic.draft import NEW, Draft
 from st_debias.data.paraphrase.syntactic.morph import (
     SYNONYM_STOPLIST,
-    antonyms,
     be_form,
     inflect,
     lemma_of,
@@ -117,20 +117,20 @@ def antonym_negation(p: Parsed) -> list[Edit] | str:
     anchor = auxes[0] if auxes else root
     if anchor.text.startswith("'"):
         return "contracted_aux"
-    edits = []
-    for ant in antonyms(adj.lower_)[:1]:
-        claims = frozenset({adj.i, anchor.i, root.i})
+    antonym = safe_antonym(adj.lower_)
+    if antonym is None:
+        return "no_antonym"
+    claims = frozenset({adj.i, anchor.i, root.i})
 
-        def fn(draft: Draft, ant=ant, claims=claims) -> Draft | None:
-            pos = draft.positions([anchor.i])
-            if not pos:
-                return None
-            items = list(draft.items)
-            items.insert(pos[0] + 1, (NEW, "not"))
-            return draft.derive("antonym_negation", claims, items, {adj.i: ant})
+    def fn(draft: Draft) -> Draft | None:
+        pos = draft.positions([anchor.i])
+        if not pos:
+            return None
+        items = list(draft.items)
+        items.insert(pos[0] + 1, (NEW, "not"))
+        return draft.derive("antonym_negation", claims, items, {adj.i: antonym})
 
-        edits.append(Edit("antonym_negation", claims, fn, False))
-    return edits or "no_antonym"
+    return [Edit("antonym_negation", claims, fn, False)]
 
 
 _CONTRACT_NEG = {
