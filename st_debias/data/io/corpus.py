@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from st_debias.datafiles import text_lines
 from st_debias.paths import data_file
 
 WIKI_CORPUS = "corpus/wiki_sentences.txt"
@@ -22,14 +23,19 @@ def read_sentences(path: str | os.PathLike[str] | None = None, limit: int | None
             (``$ST_DEBIAS_DATA``).
         limit: keep only the first ``limit`` lines (the shared corpus is in random order, so the head
             is a uniform sample).
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        st_debias.datafiles.DataFileError: a line is not UTF-8 (the message names file, line and byte).
     """
     target = Path(path) if path is not None else data_file(WIKI_CORPUS)
+    if not target.is_file():
+        raise FileNotFoundError(f"Sentence file {target.resolve()} does not exist (one sentence per line expected).")
     out: list[str] = []
-    with open(target, encoding="utf-8") as handle:
-        for line in handle:
-            if limit is not None and len(out) >= limit:
-                break
-            out.append(line.rstrip("\n"))
+    for _, line in text_lines(target):
+        if limit is not None and len(out) >= limit:
+            break
+        out.append(line)
     return out
 
 
