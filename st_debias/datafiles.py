@@ -27,7 +27,9 @@ class DataFileError(ValueError):
         field: the field at fault (None when the whole line is).
     """
 
-    def __init__(self, path: str | os.PathLike[str], line: int | None, problem: str, field: str | None = None):
+    def __init__(
+        self, path: str | os.PathLike[str], line: int | None, problem: str, field: str | None = None
+    ):
         self.path = Path(path)
         self.line = line
         self.field = field
@@ -78,7 +80,9 @@ def parse_json_line(path: str | os.PathLike[str], line_number: int, line: str) -
     try:
         record = json.loads(line)
     except json.JSONDecodeError as error:
-        raise DataFileError(path, line_number, f"is not valid JSON ({error.msg} at column {error.colno}).") from error
+        raise DataFileError(
+            path, line_number, f"is not valid JSON ({error.msg} at column {error.colno})."
+        ) from error
     if not isinstance(record, dict):
         raise DataFileError(path, line_number, f"expected a JSON object, got {type(record).__name__}.")
     return record
@@ -95,7 +99,11 @@ def require_text(value: object, path: str | os.PathLike[str], line_number: int, 
 
 
 def require_score(
-    value: object, path: str | os.PathLike[str], line_number: int, field: str, score_range: tuple[float, float]
+    value: object,
+    path: str | os.PathLike[str],
+    line_number: int,
+    field: str,
+    score_range: tuple[float, float],
 ) -> float:
     """``value`` as a finite float within ``score_range`` (inclusive), else a :class:`DataFileError`.
 
