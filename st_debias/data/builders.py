@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from datasets import Dataset
+from datasets import Dataset, concatenate_datasets
 
-from st_debias.data.io.report import BuildReport
+from st_debias.data.io.report import BuildReport, merge_reports
 from st_debias.data.ipw.builder import IPWBuilder
-from st_debias.data.ipw.builder import merge_shards as _merge_ipw
 from st_debias.data.negation.builder import OssCSEBuilder
 
 
@@ -41,5 +40,8 @@ def build_negation_dataset(
 
 
 def merge_builds(parts: Sequence[tuple[Dataset, BuildReport]]) -> tuple[Dataset, BuildReport]:
-    """Concatenate shard builds (in shard order) and merge their reports."""
-    return _merge_ipw(parts)
+    """Concatenate shard builds (``IPWBuilder.build(..., shard=...)`` outputs, in shard order) and merge
+    their reports. (:func:`st_debias.data.io.embeddings.merge_shards` is its counterpart for embeddings.)"""
+    if not parts:
+        raise ValueError("No shards to merge.")
+    return concatenate_datasets([rows for rows, _ in parts]), merge_reports([report for _, report in parts])

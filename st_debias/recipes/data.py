@@ -29,7 +29,7 @@ def read_corpus(path: str | os.PathLike[str] | None, count: int) -> list[str]:
 
 
 def _key(recipe: Recipe, sentences: list[str], model: Any) -> str:
-    from st_debias.data.io.embeddings import model_fingerprint
+    from st_debias.fingerprint import model_fingerprint
 
     payload = {
         "data": recipe.data.__dict__,

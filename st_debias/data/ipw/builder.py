@@ -18,7 +18,7 @@ one row per sampled positive (same negatives); use a no-duplicates batch sampler
 
 Scaling: ``build(..., shard=(i, n))`` builds rows for the i-th of n anchor slices against the whole
 corpus; with the per-anchor random streams of :mod:`st_debias.data.ipw.propensity`, concatenating the
-shards (:func:`merge_shards`) gives exactly the unsharded result. Shards can run on separate machines
+shards (:func:`st_debias.data.builders.merge_builds`) gives exactly the unsharded result. Shards can run on separate machines
 that share the embedding cache (or encode with :func:`st_debias.data.io.embeddings.encode_shard`).
 """
 
@@ -32,12 +32,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-from datasets import Dataset, concatenate_datasets
+from datasets import Dataset
 
 from st_debias.data.generators import CandidateGenerator
 from st_debias.data.io.corpus import check_sequence, clean_sentences
 from st_debias.data.io.embeddings import encode_corpus, shard_bounds
-from st_debias.data.io.report import BuildReport, merge_reports, pair_statistics
+from st_debias.data.io.report import BuildReport, pair_statistics
 from st_debias.data.ipw.neighbours import range_topk
 from st_debias.data.ipw.propensity import (
     WordCoder,
@@ -47,6 +47,7 @@ from st_debias.data.ipw.propensity import (
     positive_probabilities,
     sample_without_replacement,
 )
+from st_debias.paths import ensure_model
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -249,10 +250,7 @@ class IPWBuilder:
         self.report = BuildReport(builder=self.name)
 
     def _guide(self):
-        if self.model is None or isinstance(self.model, (str, os.PathLike)):
-            from st_debias.paths import load_model
-
-            self.model = load_model(self.model)
+        self.model = ensure_model(self.model)
         return self.model
 
     def encode(self, sentences: Sequence[str]) -> np.ndarray:
@@ -406,13 +404,6 @@ class IPWBuilder:
             chosen = [int(c) for c in picks[r] if c >= 0]
             out[int(anchor_ids[k])] = [(pools[k][c], float(cos[r, c]), float(probs[r, c])) for c in chosen]
         return out
-
-
-def merge_shards(parts: Sequence[tuple[Dataset, BuildReport]]) -> tuple[Dataset, BuildReport]:
-    """Concatenate shard outputs of :meth:`IPWBuilder.build` (in shard order) and merge their reports."""
-    if not parts:
-        raise ValueError("No shards to merge.")
-    return concatenate_datasets([d for d, _ in parts]), merge_reports([r for _, r in parts])
 
 
 def to_input_examples(dataset: Dataset) -> list:
