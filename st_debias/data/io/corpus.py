@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -100,9 +100,36 @@ def clean_sentences(
     return CleanedSentences(kept, positions, skipped, log)
 
 
-def check_sequence(sentences: Sequence[object], name: str = "sentences") -> None:
-    """Raise ``ValueError`` unless ``sentences`` is a non-empty sequence of strings."""
+def sentence_list(sentences: Iterable[object], column: str | None = None, name: str = "sentences") -> list[object]:
+    """The builders' input as a list: any iterable of sentences, a ``datasets`` column, or a ``Dataset``.
+
+    Args:
+        sentences: a list, tuple, generator, ``dataset["text"]`` column... of strings, or a
+            ``datasets.Dataset`` (then ``column`` names its sentence column; it may be left out when the
+            dataset has exactly one column).
+        column: the sentence column of a ``Dataset``.
+        name: what to call the input in error messages.
+
+    Raises:
+        ValueError: a single string (not a collection of sentences), no sentence at all, ``column`` missing
+            or unknown for a ``Dataset``, or given for anything else.
+    """
     if isinstance(sentences, str):
-        raise ValueError(f"{name}: expected a sequence of sentences, got a single string.")
-    if len(sentences) == 0:
+        raise ValueError(f"{name}: expected a collection of sentences, got a single string; wrap it in a list.")
+    from datasets import Dataset
+
+    if isinstance(sentences, Dataset):
+        columns = sentences.column_names
+        if column is None and len(columns) != 1:
+            raise ValueError(f"{name}: a Dataset with columns {columns}; pass column=... to name the sentence column.")
+        column = column if column is not None else columns[0]
+        if column not in columns:
+            raise ValueError(f"{name}: the Dataset has no column {column!r}; its columns are {columns}.")
+        items = list(sentences[column])
+    elif column is not None:
+        raise ValueError(f"{name}: column={column!r} applies to a datasets.Dataset, got {type(sentences).__name__}.")
+    else:
+        items = list(sentences)
+    if not items:
         raise ValueError(f"{name}: no sentences given.")
+    return items
