@@ -5,15 +5,17 @@ so that bad input fails on load, never later as a NaN score or a traceback witho
 
 * :func:`text_lines` yields ``(line_number, line)`` and turns a decoding error into a
   :class:`DataFileError` naming the line and the byte;
-* :func:`parse_json_line`, :func:`require_text` and :func:`require_score` check one record's fields.
+* :func:`parse_json_line`, :func:`require_text` and :func:`require_score` check one record's fields;
+* :func:`tsv_records` reads a headed TSV (the CANNOT probe layout) and checks its columns and fields.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -121,3 +123,39 @@ def require_score(
     if not math.isfinite(score) or not low <= score <= high:
         raise DataFileError(path, line_number, f"must be {expected}, got {value!r:.40}.", field)
     return score
+
+
+def tsv_records(
+    path: str | os.PathLike[str], required: Sequence[str], optional: Sequence[str] = ()
+) -> Iterator[tuple[int, dict[str, str]]]:
+    """``(line_number, {column: value})`` for each row of a tab-separated file with a header line.
+
+    Read with ``csv.QUOTE_NONE`` (sentences hold bare double quotes). Each row must have as many fields as the
+    header; the ``required`` columns must be non-empty strings; ``optional`` columns are kept when present.
+    Blank lines are skipped.
+
+    Raises:
+        DataFileError: not UTF-8, a header without a required column, a row with a different number of
+            fields, an empty required field. The message names file, line and column.
+    """
+    lines = text_lines(path)
+    first = next(lines, None)
+    if first is None:
+        raise DataFileError(path, None, f"is empty; expected a header naming {list(required)}.")
+    header = next(csv.reader([first[1]], delimiter="\t", quoting=csv.QUOTE_NONE))
+    missing = [column for column in required if column not in header]
+    if missing:
+        raise DataFileError(path, 1, f"header {header} lacks the column(s) {missing}.")
+    kept = [column for column in (*required, *optional) if column in header]
+    for line_number, line in lines:
+        if not line.strip():
+            continue
+        fields = next(csv.reader([line], delimiter="\t", quoting=csv.QUOTE_NONE))
+        if len(fields) != len(header):
+            raise DataFileError(
+                path, line_number, f"has {len(fields)} tab-separated fields, the header has {len(header)}."
+            )
+        row = dict(zip(header, fields, strict=True))
+        for column in required:
+            require_text(row[column], path, line_number, column)
+        yield line_number, {column: row[column] for column in kept}

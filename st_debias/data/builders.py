@@ -24,7 +24,13 @@ from st_debias.data.io.report import BuildReport, merge_reports
 from st_debias.data.ipw.builder import IPWBuilder
 from st_debias.data.negation.builder import OssCSEBuilder
 
-__all__ = ["GENERATOR_CHOICES", "build_ipw_dataset", "build_negation_dataset", "candidate_generators", "merge_builds"]
+__all__ = [
+    "GENERATOR_CHOICES",
+    "build_ipw_dataset",
+    "build_negation_dataset",
+    "candidate_generators",
+    "merge_builds",
+]
 
 DEFAULT_PARAPHRASES = "syntactic"
 DEFAULT_POSITIVES = "edits"

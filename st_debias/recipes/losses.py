@@ -56,7 +56,9 @@ def check_loss_params(name: str, params: dict[str, Any]) -> None:
     accepted = [p for p in signature.parameters if p not in RESERVED_PARAMS]
     reserved = sorted(set(params) & set(RESERVED_PARAMS))
     if reserved:
-        raise ValueError(f"loss.params {reserved} are set by the recipe, not here: {RESERVED_PARAMS[reserved[0]]}.")
+        raise ValueError(
+            f"loss.params {reserved} are set by the recipe, not here: {RESERVED_PARAMS[reserved[0]]}."
+        )
     unknown = sorted(set(params) - set(accepted))
     if unknown:
         raise ValueError(f"loss.params {unknown} are not parameters of {name}; it takes {accepted}.")
@@ -66,7 +68,9 @@ def check_loss_params(name: str, params: dict[str, Any]) -> None:
         raise ValueError(f"loss.params for {name}: {error}") from error
 
 
-def build_loss(recipe: Recipe, model: Any, rows: Dataset, guide: Any | None = None, show_progress_bar: bool = True):
+def build_loss(
+    recipe: Recipe, model: Any, rows: Dataset, guide: Any | None = None, show_progress_bar: bool = True
+):
     """Return ``(loss, rows)``; rows gain a ``label`` column when the guide is precomputed."""
     from st_debias.losses import InstanceWeightedMNRL, RecallRegularizer
 
@@ -78,7 +82,10 @@ def build_loss(recipe: Recipe, model: Any, rows: Dataset, guide: Any | None = No
             from st_debias.data.guide import attach_guide_embeddings
 
             rows = attach_guide_embeddings(
-                rows, guide, weight_column="label" if has_weights else None, show_progress_bar=show_progress_bar
+                rows,
+                guide,
+                weight_column="label" if has_weights else None,
+                show_progress_bar=show_progress_bar,
             )
             params["labels"] = "weights_and_guide_embeddings" if has_weights else "guide_embeddings"
             loss = InstanceWeightedMNRL(model, **params)
@@ -88,7 +95,9 @@ def build_loss(recipe: Recipe, model: Any, rows: Dataset, guide: Any | None = No
     else:
         if "label" in rows.column_names:
             # Only InstanceWeightedMNRL reads per-row weights; say so rather than drop them silently.
-            logger.warning("Recipe %s: %s ignores per-row weights; dropping the label column.", recipe.name, spec.name)
+            logger.warning(
+                "Recipe %s: %s ignores per-row weights; dropping the label column.", recipe.name, spec.name
+            )
             rows = rows.remove_columns("label")
         loss = loss_class(spec.name)(model, **params)
     if spec.recall_gamma is not None:

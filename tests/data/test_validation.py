@@ -59,10 +59,17 @@ def test_ipw_callable_weight_checked_per_row(session_tiny_model, cache_dir, wiki
     from st_debias.data.paraphrase.edits import WordDeletion
 
     builder = IPWBuilder(
-        session_tiny_model, positive_generators=[WordDeletion()], negative_range=(0.9, 0.99), pool_size=8,
-        weight=lambda row: float("nan"), cache_dir=cache_dir, show_progress_bar=False,
+        session_tiny_model,
+        positive_generators=[WordDeletion()],
+        negative_range=(0.9, 0.99),
+        pool_size=8,
+        weight=lambda row: float("nan"),
+        cache_dir=cache_dir,
+        show_progress_bar=False,
     )
-    with pytest.raises(ValueError, match=r"weight\(row of anchor .*\) returned must be a finite number >= 0, got nan"):
+    with pytest.raises(
+        ValueError, match=r"weight\(row of anchor .*\) returned must be a finite number >= 0, got nan"
+    ):
         builder.build(wiki[:60])
 
 
@@ -88,10 +95,17 @@ def test_builders_take_generators_and_dataset_columns(negator, session_tiny_mode
     with pytest.raises(ValueError, match="no sentences given"):
         builder.build(iter([]))
 
-    options = dict(positive_generators=[WordDeletion()], negative_range=(0.9, 0.99), pool_size=8,
-                   cache_dir=cache_dir, show_progress_bar=False)
+    options = dict(
+        positive_generators=[WordDeletion()],
+        negative_range=(0.9, 0.99),
+        pool_size=8,
+        cache_dir=cache_dir,
+        show_progress_bar=False,
+    )
     rows = build_ipw_dataset(wiki[:60], session_tiny_model, **options)
-    assert build_ipw_dataset((s for s in wiki[:60]), session_tiny_model, **options).to_dict() == rows.to_dict()
+    assert (
+        build_ipw_dataset((s for s in wiki[:60]), session_tiny_model, **options).to_dict() == rows.to_dict()
+    )
 
 
 def test_negation_builder_defaults_to_the_recipes_syntactic_paraphrases(negator, wiki):
@@ -104,3 +118,28 @@ def test_negation_builder_defaults_to_the_recipes_syntactic_paraphrases(negator,
     assert builder.paraphrase_generators[0].mer_window == (0.1, 0.7)
     rows = builder.build(wiki[:40])
     assert set(builder.report.generators) == {"syntactic"} and len(rows) > 0
+
+
+def test_probe_tsv_rows_are_checked(data_root, tmp_path):
+    """Failure mode: a CANNOT probe row with a missing or empty column was skipped silently (or shifted
+    columns); the shared reader names file, line and column."""
+    from st_debias.datafiles import tsv_records
+
+    source = data_root / "probes" / "cannot" / "glue_diagnostic.tsv"
+    rows = list(tsv_records(source, ["sentence", "negated"], optional=["paraphrase"]))
+    assert len(rows) == 154 and rows[0] == (
+        2,
+        {"sentence": "The cat sat on the mat.", "negated": "The cat did not sit on the mat."},
+    )
+    lines = source.read_text(encoding="utf-8").splitlines()[:10]
+    for broken, message in [
+        (lines[6].split("\t")[0], "glue.tsv:7: has 1 tab-separated fields, the header has 2"),
+        (lines[6].split("\t")[0] + "\t ", "glue.tsv:7: field 'negated' is empty"),
+    ]:
+        copy = tmp_path / "glue.tsv"
+        copy.write_text("\n".join([*lines[:6], broken, *lines[7:]]) + "\n", encoding="utf-8")
+        with pytest.raises(DataFileError, match=message):
+            list(tsv_records(copy, ["sentence", "negated"]))
+    copy.write_text("text\tnegation\na\tb\n", encoding="utf-8")
+    with pytest.raises(DataFileError, match=r"glue.tsv:1: header \['text', 'negation'\] lacks"):
+        list(tsv_records(copy, ["sentence", "negated"]))

@@ -133,13 +133,28 @@ def _sts_copy(shared_data, tmp_path, name: str, line_number: int, change) -> obj
 
 
 BAD_RECORDS = [
-    ("NaN score", lambda r: r.update(score="NaN"), r"sts12.jsonl:3: field 'score' must be a number in \[0, 5\], got 'NaN'"),
-    ("NaN literal", lambda r: json.dumps(r).replace(f'"score": {r["score"]}', '"score": NaN'),
-     r"sts12.jsonl:3: field 'score' must be a number in \[0, 5\], got nan"),
-    ("score 500", lambda r: r.update(score=500), r"sts12.jsonl:3: field 'score' must be a number in \[0, 5\], got 500"),
+    (
+        "NaN score",
+        lambda r: r.update(score="NaN"),
+        r"sts12.jsonl:3: field 'score' must be a number in \[0, 5\], got 'NaN'",
+    ),
+    (
+        "NaN literal",
+        lambda r: json.dumps(r).replace(f'"score": {r["score"]}', '"score": NaN'),
+        r"sts12.jsonl:3: field 'score' must be a number in \[0, 5\], got nan",
+    ),
+    (
+        "score 500",
+        lambda r: r.update(score=500),
+        r"sts12.jsonl:3: field 'score' must be a number in \[0, 5\], got 500",
+    ),
     ("null score", lambda r: r.update(score=None), r"sts12.jsonl:3: field 'score' must be .*got null"),
     ("text score", lambda r: r.update(score="abc"), r"sts12.jsonl:3: field 'score' must be .*got 'abc'"),
-    ("null sentence", lambda r: r.update(sentence2=None), r"sts12.jsonl:3: field 'sentence2' must be a non-empty string, got null"),
+    (
+        "null sentence",
+        lambda r: r.update(sentence2=None),
+        r"sts12.jsonl:3: field 'sentence2' must be a non-empty string, got null",
+    ),
     ("empty sentence", lambda r: r.update(sentence1="  "), r"sts12.jsonl:3: field 'sentence1' is empty"),
     ("truncated line", lambda r: json.dumps(r)[:57], r"sts12.jsonl:3: is not valid JSON"),
 ]
@@ -161,7 +176,9 @@ def test_bad_sts_record_names_file_line_and_field(shared_data, tmp_path, case, c
 def test_sick_scores_are_checked_on_the_sick_scale(shared_data, tmp_path):
     """Failure mode: a SICK score of 0.5 (below SICK's 1–5 scale) was accepted; STS files keep 0–5."""
     bad = _sts_copy(shared_data, tmp_path, "sick_test.jsonl", 2, lambda r: r.update(score=0.5))
-    with pytest.raises(sts_data.DataFileError, match=r"sick_test.jsonl:2: field 'score' must be a number in \[1, 5\]"):
+    with pytest.raises(
+        sts_data.DataFileError, match=r"sick_test.jsonl:2: field 'score' must be a number in \[1, 5\]"
+    ):
         load_sts_file(bad, name="SICK-R")
     assert load_sts_file(shared_data / "sts" / "sick_test.jsonl", name="SICK-R").scores[0] == 3.3
 

@@ -30,7 +30,9 @@ def read_sentences(path: str | os.PathLike[str] | None = None, limit: int | None
     """
     target = Path(path) if path is not None else data_file(WIKI_CORPUS)
     if not target.is_file():
-        raise FileNotFoundError(f"Sentence file {target.resolve()} does not exist (one sentence per line expected).")
+        raise FileNotFoundError(
+            f"Sentence file {target.resolve()} does not exist (one sentence per line expected)."
+        )
     out: list[str] = []
     for _, line in text_lines(target):
         if limit is not None and len(out) >= limit:
@@ -100,7 +102,9 @@ def clean_sentences(
     return CleanedSentences(kept, positions, skipped, log)
 
 
-def sentence_list(sentences: Iterable[object], column: str | None = None, name: str = "sentences") -> list[object]:
+def sentence_list(
+    sentences: Iterable[object], column: str | None = None, name: str = "sentences"
+) -> list[object]:
     """The builders' input as a list: any iterable of sentences, a ``datasets`` column, or a ``Dataset``.
 
     Args:
@@ -115,19 +119,25 @@ def sentence_list(sentences: Iterable[object], column: str | None = None, name: 
             or unknown for a ``Dataset``, or given for anything else.
     """
     if isinstance(sentences, str):
-        raise ValueError(f"{name}: expected a collection of sentences, got a single string; wrap it in a list.")
+        raise ValueError(
+            f"{name}: expected a collection of sentences, got a single string; wrap it in a list."
+        )
     from datasets import Dataset
 
     if isinstance(sentences, Dataset):
         columns = sentences.column_names
         if column is None and len(columns) != 1:
-            raise ValueError(f"{name}: a Dataset with columns {columns}; pass column=... to name the sentence column.")
+            raise ValueError(
+                f"{name}: a Dataset with columns {columns}; pass column=... to name the sentence column."
+            )
         column = column if column is not None else columns[0]
         if column not in columns:
             raise ValueError(f"{name}: the Dataset has no column {column!r}; its columns are {columns}.")
         items = list(sentences[column])
     elif column is not None:
-        raise ValueError(f"{name}: column={column!r} applies to a datasets.Dataset, got {type(sentences).__name__}.")
+        raise ValueError(
+            f"{name}: column={column!r} applies to a datasets.Dataset, got {type(sentences).__name__}."
+        )
     else:
         items = list(sentences)
     if not items:
