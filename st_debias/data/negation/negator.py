@@ -165,8 +165,10 @@ class Negator:
         nlp: a loaded spaCy ``Language`` to reuse.
 
     Example:
-        >>> Negator("en_core_web_sm").negate(["My dog likes eating sausage."])[0].text  # doctest: +SKIP
+        >>> Negator("en_core_web_sm").negate("My dog likes eating sausage.").text  # doctest: +SKIP
         'My dog does not like eating sausage.'
+        >>> [r.rule for r in Negator().negate(["It rains.", "Go home."])]  # doctest: +SKIP
+        ['do_vbz', 'imperative']
     """
 
     PIPES = ("tok2vec", "tagger", "parser")
