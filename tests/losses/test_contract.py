@@ -11,6 +11,8 @@ import pytest
 import torch
 from torch import nn
 
+from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+
 from st_debias.losses import (
     DebiasInfoNCE,
     FocalInfoNCE,
@@ -41,7 +43,7 @@ def _iw_labels(embeddings: list[torch.Tensor]) -> torch.Tensor:
 
 def _recall_case() -> nn.Module:
     parameter = nn.Parameter(torch.zeros(3, dtype=torch.float64))
-    regularizer = RecallRegularizer(FocalInfoNCE(None, margin=0.5), gamma=0.1, parameters=[parameter])
+    regularizer = RecallRegularizer(None, FocalInfoNCE(None, margin=0.5), gamma=0.1, parameters=[parameter])
     with torch.no_grad():
         parameter.add_(1.0)  # recall term active
     return regularizer
@@ -143,7 +145,7 @@ def test_config_records_non_default_arguments():
     assert InstanceWeightedMNRL(None, threshold=0.85, noise_ratio=2.5).get_config_dict()["threshold"] == 0.85
     assert DebiasInfoNCE(None, in_batch_negatives="same").get_config_dict()["in_batch_negatives"] == "same"
     assert MarginNegationLoss(None, beta=0.3).get_config_dict()["beta"] == 0.3
-    config = RecallRegularizer(FocalInfoNCE(None, margin=0.2), gamma=0.5, parameters=[]).get_config_dict()
+    config = RecallRegularizer(None, FocalInfoNCE(None, margin=0.2), gamma=0.5, parameters=[]).get_config_dict()
     assert config["gamma"] == 0.5 and config["loss.margin"] == 0.2
 
 
@@ -158,7 +160,7 @@ def test_config_records_non_default_arguments():
         (lambda: MarginNegationLoss(None, contrastive="dropout"), 5),
         (lambda: MarginNegationLoss(None, contrastive="paraphrase"), 4),
         (lambda: MarginNegationLoss(None, contrastive=None), 2),
-        (lambda: RecallRegularizer(FocalInfoNCE(None), parameters=[]), 1),
+        (lambda: RecallRegularizer(None, FocalInfoNCE(None), parameters=[]), 1),
     ],
 )
 def test_wrong_number_of_columns_raises(columns, build, num_columns):
@@ -213,16 +215,35 @@ def test_threshold_range_is_half_open():
     [
         (lambda: FocalInfoNCE(None), 2),
         (lambda: InstanceWeightedMNRL(None), 2),
-        (lambda: DebiasInfoNCE(None), 2),
-        (lambda: DebiasInfoNCE(None), 3),  # a mined negative, but BatchNorm over one row is undefined
-        (lambda: MarginNegationLoss(None, contrastive="dropout"), 4),
-        (lambda: MarginNegationLoss(None, contrastive="paraphrase"), 3),
+        (lambda: MarginNegationLoss(None, contrastive="dropout", margin_weight=0.0), 4),
+        (lambda: MarginNegationLoss(None, contrastive="paraphrase", margin_weight=0.0), 3),
     ],
 )
-def test_batch_of_one_without_negatives_raises(columns, build, num_columns):
-    """Guards against a loss of exactly 0 (softmax over the positive alone) that trains nothing."""
-    with pytest.raises(ValueError):
-        build().compute_loss_from_embeddings(columns(7, 1, 3, num_columns))
+def test_batch_of_one_without_negatives_is_zero_like_mnrl(columns, build, num_columns):
+    """Guards against the crash at the end of an epoch whose last batch holds one row (the trainer keeps
+    it by default): MNRL returns 0 there (the positive alone in its softmax) and trains on; so must these."""
+    embeddings = columns(7, 1, 3, num_columns, requires_grad=True)
+    loss = build().compute_loss_from_embeddings(embeddings)
+    mnrl = MultipleNegativesRankingLoss(None).compute_loss_from_embeddings(embeddings[:2], None)
+    assert loss.item() == mnrl.item() == 0.0
+    loss.backward()  # still part of the graph, as MNRL's is
+    assert all(torch.isfinite(e.grad).all() for e in embeddings if e.grad is not None)
+
+
+def test_margin_negation_batch_of_one_keeps_its_margin_term(columns):
+    """Guards against a one-row batch dropping the hinge along with the (empty) contrastive part."""
+    embeddings = columns(7, 1, 3, 3)
+    loss = MarginNegationLoss(None, contrastive="paraphrase", alpha=0.5, beta=0.5, margin_weight=1.0, return_parts=True)
+    parts = loss.compute_loss_from_embeddings(embeddings)
+    assert parts["contrastive"].item() == 0.0 and parts["margin"].item() > 0
+
+
+@pytest.mark.parametrize("num_columns", [2, 3])
+def test_debias_batch_of_one_says_how_to_avoid_it(columns, num_columns):
+    """Guards against a bare crash on a one-row last batch: BatchNorm over one row is 0/0, so the error
+    must name the remedy (dataloader_drop_last)."""
+    with pytest.raises(ValueError, match="dataloader_drop_last=True"):
+        DebiasInfoNCE(None).compute_loss_from_embeddings(columns(7, 1, 3, num_columns))
 
 
 @pytest.mark.parametrize(

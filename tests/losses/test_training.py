@@ -51,8 +51,11 @@ CASES: dict[str, tuple[str, Callable]] = {
     "focal-hard-negatives": ("triplet", lambda model, guide: FocalInfoNCE(model)),
     "dclr": ("simcse", lambda model, guide: InstanceWeightedMNRL(model, guide=guide, threshold=_median_guide_cosine(guide), noise_ratio=1.0)),
     "debcse": ("triplet", lambda model, guide: DebiasInfoNCE(model)),
-    "osscse": ("negation", lambda model, guide: MarginNegationLoss(model, margin_weight=1.0)),
-    "recall": ("simcse", lambda model, guide: RecallRegularizer(FocalInfoNCE(model), gamma=2e-3)),
+    "osscse": ("negation", lambda model, guide: MarginNegationLoss(model, margin_weight=1.0, return_parts=True)),
+    "recall": (
+        "simcse",
+        lambda model, guide: RecallRegularizer(model, FocalInfoNCE(model), gamma=2e-3, return_parts=True),
+    ),
 }
 
 
