@@ -137,13 +137,24 @@ class MarginNegationLoss(EmbeddingLoss):
         self.similarity_fct = similarity_fct
         self.gather_across_devices = gather_across_devices
         self.return_parts = return_parts
+        self._view_source: dict[str, Tensor] | None = None
+        self._view: dict[str, Tensor] = {}
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> LossOutput:
         features = list(sentence_features)
         if self.contrastive == "dropout" and len(features) == 3:
-            # A second dropout view of the anchor, as the fourth column (copy: the model writes into dicts).
-            features.append(dict(features[0]))
+            # A second dropout view of the anchor, as the fourth column.
+            features.append(self._dropout_view(features[0]))
         return self.compute_loss_from_embeddings(self.embed(features), labels)
+
+    def _dropout_view(self, anchor_features: dict[str, Tensor]) -> dict[str, Tensor]:
+        """A copy of the anchor's features (the model writes its outputs into the dict it embeds), made once
+        per anchor dict. MatryoshkaLoss and AdaptiveLayerLoss call the loss several times with the same
+        dicts and pass state through them (cached outputs, per-layer embeddings): a fresh copy per call
+        would carry the anchor's state instead of the view's, or change how the columns are batched."""
+        if self._view_source is not anchor_features:
+            self._view_source, self._view = anchor_features, dict(anchor_features)
+        return self._view
 
     def compute_loss_from_embeddings(self, embeddings: list[Tensor], labels: Tensor | None = None) -> LossOutput:
         """``embeddings`` = [anchor, paraphrase, negation], plus the anchor's second view when ``contrastive="dropout"``."""
