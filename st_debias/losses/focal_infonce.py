@@ -35,11 +35,11 @@ class FocalInfoNCE(EmbeddingLoss):
             l_i = -\log \frac{e^{(s_p^i)^2/\tau}}
                   {\sum_{j \ne i} e^{s_n^{ij}(s_n^{ij}+m)/\tau} + e^{(s_p^i)^2/\tau}}
 
-        with :math:`s` the similarity (cosine by default), :math:`s_p^i` = s(anchor_i, positive_i), :math:`s_n^{ij}`
-        = s(anchor_i, candidate_j) for every other positive in the batch and every hard negative,
-        :math:`\tau` = 1 / ``scale`` and :math:`m` = ``margin``. The loss is the mean over rows (the
-        reference code's reduction; the paper writes a sum). Hard-negative columns are not in the paper:
-        they get the same :math:`s(s+m)` modulation as in-batch negatives.
+        with :math:`s` the similarity (cosine by default), :math:`s_p^i` = s(anchor_i, positive_i),
+        :math:`s_n^{ij}` = s(anchor_i, candidate_j) for every other positive in the batch and every hard
+        negative, :math:`\tau` = 1 / ``scale`` and :math:`m` = ``margin``. The loss is the mean over
+        rows (the reference code's reduction; the paper writes a sum). Hard-negative columns are not in
+        the paper: they get the same :math:`s(s+m)` modulation as in-batch negatives.
 
         Reduction to MultipleNegativesRankingLoss: none — no value of ``margin`` gives plain InfoNCE
         (the positive logit is always squared).

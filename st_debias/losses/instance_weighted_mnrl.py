@@ -53,8 +53,8 @@ class InstanceWeightedMNRL(EmbeddingLoss):
             l_i = -\log \frac{e^{s(a_i, p_i)/\tau}}
                   {e^{s(a_i, p_i)/\tau} + \sum_{j \ne p_i} \alpha_{ij}\, e^{s(a_i, c_j)/\tau}}
 
-        :math:`s` is the trained model's similarity (cosine by default), :math:`s_G` the guide's cosine, :math:`c_j` runs over every
-        positive and hard negative in the batch, :math:`\varphi` = ``threshold``, :math:`\tau` = 1 /
+        :math:`s` is the trained model's similarity (cosine by default), :math:`s_G` the guide's cosine,
+        :math:`c_j` runs over every positive and hard negative in the batch, :math:`\varphi` = ``threshold``, :math:`\tau` = 1 /
         ``scale``. Masked candidates leave the denominator (the paper's eq. 6; the reference code
         instead multiplies them by 0, leaving :math:`e^0` terms). The positive is never masked.
         A row whose candidates are all masked keeps only its positive, so its loss is exactly 0
@@ -164,8 +164,8 @@ class InstanceWeightedMNRL(EmbeddingLoss):
         self.gather_across_devices = gather_across_devices
         self.guide = guide
         self._retokenize = False
+        # Share of the negative candidates the guide masked in the last batch (None before a guided batch).
         self.last_masked_share: float | None = None
-        """Share of the negative candidates the guide masked in the last batch (None before one with a guide)."""
         self._warned_about_masking = False
         if guide is not None:
             guide.requires_grad_(False)
@@ -219,9 +219,8 @@ class InstanceWeightedMNRL(EmbeddingLoss):
             core.check_finite(list(guide_embeddings), "guide embeddings", name)
             guide_candidates, _ = core.gather_rows(list(guide_embeddings[1:]), self.gather_across_devices)
             guide_similarity = core.similarity_matrix(guide_embeddings[0], torch.cat(guide_candidates)).to(logits.device)
-            is_positive = core.one_hot_mask(positive, logits.size(1))
-            keep = core.threshold_mask(guide_similarity, self.threshold, keep=is_positive)
-            self._log_masked_share(keep, is_positive)
+            keep = core.threshold_mask(guide_similarity, self.threshold, keep=core.one_hot_mask(positive, logits.size(1)))
+            self._log_masked_share(keep)
 
         if num_noise > 0:
             noise = core.adversarial_noise(
@@ -241,10 +240,10 @@ class InstanceWeightedMNRL(EmbeddingLoss):
                 keep = torch.cat([keep, keep.new_ones(batch_size, num_noise)], dim=1)
         return core.infonce(logits, positive, keep=keep, row_weights=row_weights)
 
-    def _log_masked_share(self, keep: Tensor, is_positive: Tensor) -> None:
+    def _log_masked_share(self, keep: Tensor) -> None:
         """Record the share of negative candidates the guide masked; log it for the first batch, and warn
         (once) when a batch loses more than half of them."""
-        negatives = int((~is_positive).sum())
+        negatives = keep.numel() - keep.size(0)  # every candidate but each row's one positive
         if negatives == 0:
             return
         share = float((~keep).sum()) / negatives

@@ -116,7 +116,9 @@ class MarginNegationLoss(EmbeddingLoss):
                     "paraphrase": ["The budget was approved by the committee.", "The new design is liked by her."],
                     "negation": ["The committee did not approve the budget.", "She does not like the new design."],
                 })
-                loss = RecallRegularizer(model, MarginNegationLoss(model, return_parts=True), gamma=2e-3, return_parts=True)
+                loss = RecallRegularizer(
+                    model, MarginNegationLoss(model, return_parts=True), gamma=2e-3, return_parts=True
+                )
                 SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss).train()
         """
         super().__init__(model)

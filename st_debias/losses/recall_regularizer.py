@@ -42,6 +42,9 @@ class RecallRegularizer(nn.Module):
         loss is (MatryoshkaLoss, AdaptiveLayerLoss, ``model.old_fit``). With ``return_parts=True`` it
         returns the wrapped loss's parts plus ``"recall"`` instead (a wrapped loss that returns a tensor
         contributes it under its class name): SentenceTransformerTrainer sums and logs each part.
+        Put it outermost: ``RecallRegularizer(model, MatryoshkaLoss(model, loss, dims))`` adds
+        :math:`l_r` once, whereas ``MatryoshkaLoss(model, RecallRegularizer(model, loss), dims)`` adds it
+        once per dimension (AdaptiveLayerLoss: once per layer pass).
 
         :math:`\theta^*` is a plain detached copy held by the wrapper: it is not registered as a buffer,
         so it is never saved into the model (nor into the model's ``state_dict``); it is moved to each

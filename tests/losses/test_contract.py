@@ -573,3 +573,19 @@ def test_trains_with_legacy_old_fit(name, tiny_model, tiny_model_dir, wiki_sente
         show_progress_bar=False,
     )
     assert any(not torch.equal(b, p) for b, p in zip(before, tiny_model.parameters()))
+
+
+def test_recall_regularizer_outside_matryoshka_adds_the_recall_term_once(tiny_model, wiki_sentences):
+    """Guards against the documented outermost composition failing (the wrapped MatryoshkaLoss has no
+    ``compute_loss_from_embeddings``) or counting l_r once per Matryoshka dimension."""
+    from sentence_transformers.sentence_transformer.losses import MatryoshkaLoss
+
+    matryoshka = MatryoshkaLoss(tiny_model, MarginNegationLoss(tiny_model), matryoshka_dims=[128, 32])
+    regularizer = RecallRegularizer(tiny_model, matryoshka, gamma=0.5, return_parts=True)
+    with torch.no_grad():
+        next(tiny_model.parameters()).add_(0.1)
+    features = [tiny_model.preprocess(column) for column in _text_columns(wiki_sentences, 3)]
+    parts = regularizer(features, torch.zeros(MODEL_BATCH))
+    assert set(parts) == {"MatryoshkaLoss", "recall"}
+    torch.testing.assert_close(parts["recall"], regularizer.recall())
+    assert parts["recall"].item() > 0 and torch.isfinite(parts["MatryoshkaLoss"])
