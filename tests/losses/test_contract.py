@@ -41,9 +41,10 @@ def _iw_labels(embeddings: list[torch.Tensor]) -> torch.Tensor:
     return torch.cat([weights, *guide], dim=1)
 
 
-def _recall_case() -> nn.Module:
+def _recall_case(inner: nn.Module | None = None, return_parts: bool = False) -> nn.Module:
     parameter = nn.Parameter(torch.zeros(3, dtype=torch.float64))
-    regularizer = RecallRegularizer(None, FocalInfoNCE(None, margin=0.5), gamma=0.1, parameters=[parameter])
+    inner = inner if inner is not None else FocalInfoNCE(None, margin=0.5)
+    regularizer = RecallRegularizer(None, inner, gamma=0.1, parameters=[parameter], return_parts=return_parts)
     with torch.no_grad():
         parameter.add_(1.0)  # recall term active
     return regularizer
@@ -60,6 +61,17 @@ CASES = [
     Case("DebiasInfoNCE", lambda: DebiasInfoNCE(None, in_batch_negatives="both"), 4),
     Case("MarginNegationLoss", lambda: MarginNegationLoss(None, alpha=0.1, beta=0.1, margin_weight=1.0), 4),
     Case("RecallRegularizer", _recall_case, 2),
+    # Compositions: named parts (the trainer's per-part logging), and a multi-part loss inside the wrapper.
+    Case(
+        "MarginNegationLoss(return_parts)",
+        lambda: MarginNegationLoss(None, alpha=0.1, beta=0.1, margin_weight=1.0, return_parts=True),
+        4,
+    ),
+    Case(
+        "RecallRegularizer(MarginNegationLoss, return_parts)",
+        lambda: _recall_case(MarginNegationLoss(None, alpha=0.1, beta=0.1, return_parts=True), return_parts=True),
+        4,
+    ),
 ]
 IDS = [case.name for case in CASES]
 
