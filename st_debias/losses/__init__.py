@@ -9,3 +9,8 @@ from .margin_negation import MarginNegationLoss
 from .recall_regularizer import RecallRegularizer
 
 __all__ = ["DebiasInfoNCE", "FocalInfoNCE", "InstanceWeightedMNRL", "MarginNegationLoss", "RecallRegularizer"]
+
+# Public path in model cards and reprs (sentence-transformers names a loss by its class's module).
+for _loss_class in (DebiasInfoNCE, FocalInfoNCE, InstanceWeightedMNRL, MarginNegationLoss, RecallRegularizer):
+    _loss_class.__module__ = __name__
+del _loss_class

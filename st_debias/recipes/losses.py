@@ -99,7 +99,9 @@ def build_loss(
                 "Recipe %s: %s ignores per-row weights; dropping the label column.", recipe.name, spec.name
             )
             rows = rows.remove_columns("label")
+        if spec.name == "MarginNegationLoss":
+            params.setdefault("return_parts", True)  # the trainer logs l_c and l_m separately
         loss = loss_class(spec.name)(model, **params)
     if spec.recall_gamma is not None:
-        loss = RecallRegularizer(loss, gamma=spec.recall_gamma)
+        loss = RecallRegularizer(model, loss, gamma=spec.recall_gamma, return_parts=True)
     return loss, rows
