@@ -12,12 +12,12 @@ from st_debias.paths import InvalidModelError, check_model_folder, ensure_model,
 
 
 @pytest.fixture(scope="module")
-def saved_model(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def saved_model(tiny_bert_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny random BERT saved as a full SentenceTransformer folder (modules.json, model.safetensors, ...)."""
     from tests.conftest import load_tiny_model
 
     folder = tmp_path_factory.mktemp("saved") / "model"
-    load_tiny_model(tiny_model_dir).save_pretrained(str(folder))
+    load_tiny_model(tiny_bert_dir).save_pretrained(str(folder))
     return folder
 
 

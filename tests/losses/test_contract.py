@@ -510,13 +510,13 @@ def test_recall_regularizer_config_names_the_wrapped_loss_by_its_public_path():
     assert config["loss"] == "st_debias.losses.FocalInfoNCE"
 
 
-def test_config_names_the_guide_model(tiny_model, tiny_model_dir):
+def test_config_names_the_guide_model(tiny_model, tiny_bert_dir):
     """Guards against the model card writing ``"guide": "SentenceTransformer"`` (the class, not which model)."""
     from tests.conftest import load_tiny_model
 
-    guide = load_tiny_model(tiny_model_dir)
+    guide = load_tiny_model(tiny_bert_dir)
     name = InstanceWeightedMNRL(tiny_model, guide=guide).get_config_dict()["guide"]
-    assert name == str(tiny_model_dir)
+    assert name == str(tiny_bert_dir)
     guide.model_card_data.base_model = "sentence-transformers/all-MiniLM-L6-v2"
     name = InstanceWeightedMNRL(tiny_model, guide=guide).get_config_dict()["guide"]
     assert name == "sentence-transformers/all-MiniLM-L6-v2"
@@ -543,7 +543,7 @@ def _text_columns(sentences: list[str], count: int) -> list[list[str]]:
 
 @pytest.mark.parametrize("wrapper", ["MatryoshkaLoss", "AdaptiveLayerLoss"])
 @pytest.mark.parametrize("name", list(MODEL_CASES))
-def test_composes_with_sentence_transformers_wrappers(name, wrapper, tiny_model, tiny_model_dir, wiki_sentences):
+def test_composes_with_sentence_transformers_wrappers(name, wrapper, tiny_model, tiny_bert_dir, wiki_sentences):
     """Guards against ``unsupported operand type(s) for *: 'int' and 'dict'``: MatryoshkaLoss and
     AdaptiveLayerLoss multiply and add the wrapped loss's output, so it must be a tensor by default."""
     from sentence_transformers.sentence_transformer.losses import AdaptiveLayerLoss, MatryoshkaLoss
@@ -551,7 +551,7 @@ def test_composes_with_sentence_transformers_wrappers(name, wrapper, tiny_model,
     from tests.conftest import load_tiny_model
 
     num_columns, build = MODEL_CASES[name]
-    loss = build(tiny_model, load_tiny_model(tiny_model_dir))
+    loss = build(tiny_model, load_tiny_model(tiny_bert_dir))
     if wrapper == "MatryoshkaLoss":
         wrapped = MatryoshkaLoss(tiny_model, loss, matryoshka_dims=[128, 32])
     else:
@@ -565,7 +565,7 @@ def test_composes_with_sentence_transformers_wrappers(name, wrapper, tiny_model,
 
 
 @pytest.mark.parametrize("name", list(MODEL_CASES))
-def test_trains_with_legacy_old_fit(name, tiny_model, tiny_model_dir, wiki_sentences, tmp_path, monkeypatch):
+def test_trains_with_legacy_old_fit(name, tiny_model, tiny_bert_dir, wiki_sentences, tmp_path, monkeypatch):
     """Guards against ``'dict' object has no attribute 'backward'`` in ``model.old_fit``, which calls
     ``loss(features, labels).backward()`` directly."""
     from sentence_transformers.sentence_transformer.datasets import NoDuplicatesDataLoader
@@ -575,7 +575,7 @@ def test_trains_with_legacy_old_fit(name, tiny_model, tiny_model_dir, wiki_sente
 
     monkeypatch.chdir(tmp_path)
     num_columns, build = MODEL_CASES[name]
-    loss = build(tiny_model, load_tiny_model(tiny_model_dir))
+    loss = build(tiny_model, load_tiny_model(tiny_bert_dir))
     examples = [InputExample(texts=list(texts)) for texts in zip(*_text_columns(wiki_sentences, num_columns))]
     before = [p.detach().clone() for p in tiny_model.parameters()]
     tiny_model.old_fit(
