@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from st_debias.evaluation.bias import DEFAULT_NEGATION_PAIRS
+from st_debias.evaluation.bias_data import DEFAULT_NEGATION_PAIRS, DEFAULT_WORD_ORDER_LINES
 from st_debias.evaluation.evaluate import TASK_GROUPS
 
 
@@ -43,6 +43,12 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         type=int,
         default=DEFAULT_NEGATION_PAIRS,
         help="CANNOT pairs for the negation probe (files sorted by name, first N; 0 = all)",
+    )
+    parser.add_argument(
+        "--word-order-lines",
+        type=int,
+        default=DEFAULT_WORD_ORDER_LINES,
+        help="last N lines of corpus/wiki_sentences.txt for the word-order probe (under 4 words: skipped)",
     )
     parser.add_argument(
         "--mteb-data",
@@ -92,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
                 batch_size=args.batch_size,
                 show_progress_bar=not args.no_progress,
                 negation_pairs=args.negation_pairs or None,
+                word_order_lines=args.word_order_lines,
                 mteb_data=args.mteb_data,
                 mteb_cache_dir=args.mteb_cache,
                 pair_dataset=args.pairs if "bias" in tasks else None,

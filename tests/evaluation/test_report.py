@@ -107,3 +107,11 @@ def test_write_report_writes_markdown_and_png_files(two_results, tmp_path):
         assert f"]({png})" in text
     assert "mteb_scores.png" not in text
     assert "/data/sts/sts12.jsonl" in text
+
+
+def test_negation_histogram_without_any_negation_block_does_not_crash():
+    """Issue 13: no entry with a negation block raised UnboundLocalError ('threshold') instead of drawing."""
+    entry = _entry("outputs/base", 0.0)
+    del entry["bias"]["negation"]
+    fig = plot_negation_histograms([entry])
+    assert fig.axes[0].patches == []
