@@ -13,6 +13,7 @@ import sys
 
 from st_debias.evaluation.bias_data import DEFAULT_NEGATION_PAIRS, DEFAULT_WORD_ORDER_LINES
 from st_debias.evaluation.evaluate import TASK_GROUPS
+from st_debias.evaluation.sts_data import STS_TASKS
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -55,6 +56,12 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         choices=("auto", "local", "hub"),
         default="auto",
         help="MTEB task data: local files or the hub (auto: local when a data folder is set or offline)",
+    )
+    parser.add_argument(
+        "--mteb-tasks",
+        default=None,
+        help="comma-separated MTEB tasks for --tasks mteb (default: the STS-7; also e.g. STSBenchmark-Oppn, "
+        "CANNOTNegationPC, WikiWordOrderPC)",
     )
     parser.add_argument(
         "--mteb-cache",
@@ -100,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
                 negation_pairs=args.negation_pairs or None,
                 word_order_lines=args.word_order_lines,
                 mteb_data=args.mteb_data,
+                mteb_tasks=args.mteb_tasks.split(",") if args.mteb_tasks else STS_TASKS,
                 mteb_cache_dir=args.mteb_cache,
                 pair_dataset=args.pairs if "bias" in tasks else None,
                 pair_columns=args.pair_columns.split(",") if args.pair_columns else None,

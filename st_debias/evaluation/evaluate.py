@@ -53,6 +53,7 @@ def evaluate_model(
     negation_pairs: int | None = DEFAULT_NEGATION_PAIRS,
     word_order_lines: int = DEFAULT_WORD_ORDER_LINES,
     mteb_data: str = "auto",
+    mteb_tasks: Sequence[str] = STS_TASKS,
     mteb_cache_dir: str | os.PathLike[str] | None = None,
     pair_dataset: Any | None = None,
     pair_columns: Sequence[str] | None = None,
@@ -75,6 +76,8 @@ def evaluate_model(
         word_order_lines: lines from the end of the Wikipedia corpus for the word-order probe (default
             1,000; sentences under 4 words are skipped and counted).
         mteb_data: ``auto``, ``local`` or ``hub`` (see :func:`st_debias.evaluation.mteb_tasks.mteb_tasks`).
+        mteb_tasks: MTEB task names for the ``mteb`` group (default: the STS-7; the probe tasks of
+            :mod:`st_debias.evaluation.mteb_probes` run locally too).
         mteb_cache_dir: MTEB result cache; None disables it.
         pair_dataset: optional training set of (anchor, positive, negative…) rows (a ``datasets.Dataset``,
             rows, or a .jsonl/.csv/.tsv path); its lexical overlap and cosine under *this* model (as the
@@ -150,6 +153,7 @@ def evaluate_model(
         t0 = time.perf_counter()
         mteb_result = run_mteb(
             st_model,
+            list(mteb_tasks),
             data=mteb_data,
             data_dir=data_dir,
             label=label,
