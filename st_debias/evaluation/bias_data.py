@@ -2,9 +2,10 @@
 and training-pair files. The probe maths lives in :mod:`st_debias.evaluation.bias`.
 
 * CANNOT: ``*.tsv`` files of ``probes/cannot`` sorted by name, rows in file order, first N pairs.
-* Word-order sentences: the **last** N lines of ``corpus/wiki_sentences.txt``. Training recipes read the
-  corpus from its first line (``read_sentences(path, limit)``; the largest budget in the recipes is a few
-  tens of thousands of lines of the 200,000), so the tail never overlaps a training slice.
+* Word-order sentences: the **last** N lines (default 1,000) of ``corpus/wiki_sentences.txt``. Training
+  recipes read the corpus from its first line (``read_sentences(path, limit)``, steps × batch size lines, ×3
+  for the negation recipe: 38,400 at the default 200 × 64), so the tail is held out unless a run reads
+  more than 199,000 of the 200,000 lines.
 * Training-pair files: ``.jsonl``, ``.csv`` or ``.tsv`` rows of (anchor, positive, negatives…).
 """
 

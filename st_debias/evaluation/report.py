@@ -35,7 +35,7 @@ CONT_OPPN_PARTS = {
 def _fmt(value: Any, digits: int = 2) -> str:
     if value is None:
         return "–"
-    if isinstance(value, float):
+    if isinstance(value, int | float) and not isinstance(value, bool):
         return f"{value:.{digits}f}"
     return str(value)
 
@@ -390,7 +390,7 @@ def write_report(results: list[dict[str, Any]], output_dir: str | os.PathLike[st
         compare_table(results),
     ]
     captions = {
-        "sts": "STS-7 per task",
+        "sts": "STS per task",
         "mteb": "MTEB STS tasks",
         "cont_oppn": "Cont vs Oppn",
         "negation": "Negation-pair cosines",
