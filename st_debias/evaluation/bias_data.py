@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from st_debias.data.corpus import WIKI_CORPUS
+from st_debias.data.io.corpus import WIKI_CORPUS
+from st_debias.datafiles import tsv_records
 from st_debias.paths import DATA_ENV, DataNotFoundError, data_file
 
 #: The CANNOT probe files in the default order: sorted by file name. With the first 3,000 pairs this is
@@ -60,26 +61,17 @@ class NegationPairs:
 def read_negation_tsv(path: str | os.PathLike[str]) -> list[tuple[str, str, str | None]]:
     """Rows ``(sentence, negated, paraphrase|None)`` of a CANNOT-style TSV with a header.
 
-    Read with ``csv.QUOTE_NONE`` (sentences contain bare double quotes). Columns by header name:
-    ``sentence``, ``negated``, and optionally ``paraphrase``.
+    Columns by header name: ``sentence``, ``negated``, and optionally ``paraphrase`` (read with
+    ``csv.QUOTE_NONE``: sentences contain bare double quotes).
 
     Raises:
-        ValueError: the header lacks ``sentence`` or ``negated``.
+        st_debias.datafiles.DataFileError: not UTF-8, a header without ``sentence`` or ``negated``, a row with
+            the wrong number of fields or an empty sentence; the message names file, line and column.
     """
-    with open(path, encoding="utf-8", newline="") as handle:
-        reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
-        header = next(reader, None)
-        if header is None or "sentence" not in header or "negated" not in header:
-            raise ValueError(f"{path}: header must name 'sentence' and 'negated' columns, got {header}")
-        i_s, i_n = header.index("sentence"), header.index("negated")
-        i_p = header.index("paraphrase") if "paraphrase" in header else None
-        rows = []
-        for row in reader:
-            if len(row) <= max(i_s, i_n) or not row[i_s] or not row[i_n]:
-                continue
-            para = row[i_p] if i_p is not None and len(row) > i_p and row[i_p] else None
-            rows.append((row[i_s], row[i_n], para))
-    return rows
+    return [
+        (row["sentence"], row["negated"], row.get("paraphrase") or None)
+        for _, row in tsv_records(path, ["sentence", "negated"], optional=["paraphrase"])
+    ]
 
 
 def load_negation_pairs(

@@ -83,7 +83,7 @@ def test_word_order_slice_is_the_corpus_tail(tmp_path):
 
 def test_word_order_slice_is_disjoint_from_the_training_read(shared_data):
     """Recipes read the corpus with ``read_sentences(path, limit)`` from line 1: the tail never overlaps it."""
-    from st_debias.data.corpus import read_sentences
+    from st_debias.data.io.corpus import read_sentences
 
     tail = load_word_order_sentences(shared_data)
     assert tail.describe()["lines"] == [199_001, 200_000]
