@@ -32,10 +32,11 @@ def read_corpus(path: str | os.PathLike[str] | None, count: int) -> list[str]:
     return sentences
 
 
-def _key(recipe: Recipe, sentences: list[str], model: Any) -> str:
+def _key(recipe: Recipe, sentences: list[str], model: Any, max_rows: int | None = None) -> str:
     from st_debias.data.io.embeddings import model_fingerprint
 
     payload = {
+        "max_rows": max_rows or recipe.training.steps * recipe.training.batch_size,
         "data": recipe.data.__dict__,
         "seed": recipe.training.seed,
         "model": model_fingerprint(model),
@@ -61,18 +62,20 @@ def build_rows(
     model: Any,
     cache_dir: str | os.PathLike[str] | None = None,
     show_progress_bar: bool = True,
+    max_rows: int | None = None,
 ) -> tuple[Dataset, dict[str, Any]]:
     """Rows for ``recipe.data`` built from ``sentences`` with ``model`` as the guide; cached by content.
 
+    ``max_rows`` (default steps x batch size, times the process count under ``torchrun``) caps the rows kept.
     Returns the dataset and the builder's report (counts, skips with reasons, pair statistics).
     """
-    folder = cache_root(cache_dir) / "rows" / f"{recipe.data.kind}-{_key(recipe, sentences, model)}"
+    wanted = max_rows or recipe.training.steps * recipe.training.batch_size
+    folder = cache_root(cache_dir) / "rows" / f"{recipe.data.kind}-{_key(recipe, sentences, model, wanted)}"
     cached = _read_cached_rows(folder)
     if cached is not None:
         return cached
     builders = {"simcse": _simcse_rows, "ipw": _ipw_rows, "negation": _negation_rows}
     rows, report = builders[recipe.data.kind](recipe, sentences, model, cache_dir, show_progress_bar)
-    wanted = recipe.training.steps * recipe.training.batch_size
     if len(rows) > wanted:
         # Builders that skip sentences read more of the corpus; every recipe trains on the same budget.
         report["rows_built"] = len(rows)

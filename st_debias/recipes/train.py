@@ -81,16 +81,18 @@ def check_budget(training: TrainingConfig) -> None:
         raise ValueError(f"--sentences must be at least 1, got {training.sentences}.")
 
 
-def check_rows_fill_a_batch(recipe: Recipe, rows: Any, report: dict[str, Any], sentences: int) -> None:
-    """Refuse rows that cannot fill one batch (the trainer drops incomplete batches and would run 0 steps)."""
-    batch_size = recipe.training.batch_size
+def check_rows_fill_a_batch(recipe: Recipe, rows: Any, report: dict[str, Any], sentences: int, processes: int = 1) -> None:
+    """Refuse rows that cannot fill one batch per process (the trainer drops incomplete batches: 0 steps)."""
+    batch_size = recipe.training.batch_size * processes
     if len(rows) >= batch_size:
         return
     skipped = report.get("skipped") or {}
     reasons = ", ".join(f"{reason}: {count}" for reason, count in sorted(skipped.items())) or "none"
     raise ValueError(
         f"Recipe {recipe.name!r} built {len(rows)} training rows from {sentences} corpus sentences "
-        f"(skipped by reason: {reasons}), fewer than one batch of {batch_size}: no training step can run. "
+        f"(skipped by reason: {reasons}), fewer than one batch of {batch_size}"
+        + (f" ({processes} processes x {recipe.training.batch_size})" if processes > 1 else "")
+        + ": no training step can run. "
         "Use more sentences (--sentences, a larger --corpus) or a smaller --batch-size."
     )
 
@@ -132,6 +134,7 @@ def train_recipe(
     Under ``torchrun``, global rank 0 checks the output folder, builds the rows (the other ranks wait, then
     read them from the cache), evaluates and saves; every rank trains.
     """
+    import torch
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
     from sentence_transformers.base.sampler import BatchSamplers
 
@@ -151,9 +154,11 @@ def train_recipe(
     start_model = load_start_model(model)
     inference_length = start_model.max_seq_length  # evaluation and the saved model keep the model's own length
     start_label = str(model or "all-MiniLM-L6-v2")
+    # --batch-size is per process: under torchrun every step consumes batch_size rows on each process.
+    rows_wanted = training.steps * training.batch_size * int(os.environ.get("WORLD_SIZE", "1"))
     # The negation builder skips sentences with no negation or no paraphrase: read more than the rows needed.
     oversample = 3 if recipe.data.kind == "negation" else 1
-    sentences = read_corpus(corpus, training.sentences or oversample * training.steps * training.batch_size)
+    sentences = read_corpus(corpus, training.sentences or oversample * rows_wanted)
     args = SentenceTransformerTrainingArguments(
         output_dir=str(output_dir / "checkpoints"),
         max_steps=training.steps,
@@ -175,6 +180,8 @@ def train_recipe(
         report_to="none",
         disable_tqdm=not show_progress_bar,
         dataloader_drop_last=True,
+        # torchrun without an accelerator: transformers only goes multi-process (gloo) when told to use the CPU.
+        use_cpu=int(os.environ.get("WORLD_SIZE", "1")) > 1 and not torch.accelerator.is_available(),
     )
     before = None
     # Rank 0 first: it evaluates the start model and builds (and caches) the rows; the others then read the cache.
@@ -182,8 +189,10 @@ def train_recipe(
         if evaluate and main_process:
             before = evaluate_cached(start_model, tuple(eval_tasks), data_dir, f"{start_label} (start)", cache)
         start_model.max_seq_length = training.max_seq_length
-        rows, data_report = build_rows(recipe, sentences, start_model, cache_dir=cache, show_progress_bar=show_progress_bar)
-    check_rows_fill_a_batch(recipe, rows, data_report, len(sentences))
+        rows, data_report = build_rows(
+            recipe, sentences, start_model, cache_dir=cache, show_progress_bar=show_progress_bar, max_rows=rows_wanted
+        )
+    check_rows_fill_a_batch(recipe, rows, data_report, len(sentences), processes=args.world_size)
     guide = None
     if recipe.loss.guide is not None:
         guide = copy.deepcopy(start_model) if recipe.loss.guide == "start" else load_start_model(recipe.loss.guide)
