@@ -10,6 +10,7 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -64,18 +65,26 @@ def run(args: argparse.Namespace) -> int:
         check_writable_folder(args.output)
         rows, report = _build(args)
     except (FileNotFoundError, ValueError, OSError) as error:  # UnicodeDecodeError is a ValueError
-        print(f"st-debias build: error: {error}", file=sys.stderr)
+        print(f"st-debias build: error: {' '.join(args.input)}: {error}", file=sys.stderr)
+        _remove_if_empty(args.output)
         return 2
     if len(rows) == 0:
         skipped = ", ".join(f"{reason}: {count}" for reason, count in sorted(report.skipped.items())) or "none"
         print(
-            f"st-debias build: error: 0 rows built from {report.inputs} input sentences (skipped by reason: "
-            f"{skipped}); nothing written to {args.output}.",
+            f"st-debias build: error: 0 rows built from {report.inputs} input sentences of {' '.join(args.input)} "
+            f"(skipped by reason: {skipped}); nothing written to {args.output}.",
             file=sys.stderr,
         )
+        _remove_if_empty(args.output)
         return 1
     _save(rows, report, args.output)
     return 0
+
+
+def _remove_if_empty(folder: str) -> None:
+    """Remove the output folder the early write check created, when the build failed before writing to it."""
+    with contextlib.suppress(OSError):
+        Path(folder).rmdir()
 
 
 def _build(args: argparse.Namespace):

@@ -81,7 +81,7 @@ def prepare_output(output_dir: Path, identity: dict[str, Any], *, resume: bool, 
             )
         return
     existing = [name for name in RUN_OUTPUTS if (output_dir / name).exists()]
-    if existing:
+    if existing and _holds_results(output_dir):
         if not overwrite:
             raise ValueError(
                 f"{output_dir} already holds a run ({', '.join(existing)}); pass --resume to continue it or "
@@ -91,7 +91,18 @@ def prepare_output(output_dir: Path, identity: dict[str, Any], *, resume: bool, 
             target = output_dir / name
             shutil.rmtree(target) if target.is_dir() else target.unlink()
         logger.warning("--overwrite: removed %s from %s.", ", ".join(existing), output_dir)
+    elif existing:  # leftovers of a run that stopped before its first checkpoint: nothing to keep
+        for name in existing:
+            target = output_dir / name
+            shutil.rmtree(target) if target.is_dir() else target.unlink()
     atomic_write_json(run_file, identity)
+
+
+def _holds_results(output_dir: Path) -> bool:
+    """True when a run left a checkpoint or a model (a run.json alone is from a run that failed before training)."""
+    return any((output_dir / "checkpoints").glob(f"{CHECKPOINT_PREFIX}*")) or any(
+        (output_dir / name).exists() for name in ("model", "eval", "data_report.json")
+    )
 
 
 def is_complete_checkpoint(folder: Path) -> bool:
