@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import signal
 import sys
+import threading
 from types import FrameType
 from typing import Any
 
@@ -33,6 +34,8 @@ class SaveAndStopOnSignal(TrainerCallback):
         self._previous: dict[int, Any] = {}
 
     def __enter__(self) -> SaveAndStopOnSignal:
+        if threading.current_thread() is not threading.main_thread():
+            return self  # signal handlers can only be set from the main thread; keep the defaults there
         for signum in self.signals:
             self._previous[signum] = signal.signal(signum, self._handle)
         return self
