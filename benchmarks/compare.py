@@ -43,6 +43,7 @@ def run_one(recipe_name: str, seed: int, args: argparse.Namespace) -> Path:
         recipe,
         model=args.model,
         output_dir=Path(args.work_dir) / f"{label}-seed{seed}",
+        overwrite=True,  # no result file yet: a leftover run folder is from an interrupted attempt
         show_progress_bar=not args.quiet,
     )
     entry = {

@@ -69,6 +69,7 @@ def run_one(path: str, seed: int, args: argparse.Namespace) -> Path:
     result = train_recipe(
         recipe,
         output_dir=Path(args.work_dir) / f"{label}-seed{seed}",
+        overwrite=True,  # no result file yet: a leftover run folder is from an interrupted attempt
         evaluate=False,
         show_progress_bar=not args.quiet,
     )
