@@ -82,7 +82,8 @@ class Case:
 CASES = {
     # train
     "train-missing-corpus": Case(
-        lambda i: _train(i, "--corpus", str(i.root / "missing.txt")), lambda i: [f"Corpus file {i.root / 'missing.txt'}"]
+        lambda i: _train(i, "--corpus", str(i.root / "missing.txt")),
+        lambda i: [f"Corpus file {i.root / 'missing.txt'}"],
     ),
     "train-empty-corpus": Case(
         lambda i: _train(i, "--corpus", str(i.file("empty.txt", ""))),
@@ -92,38 +93,61 @@ CASES = {
         lambda i: _train(i, "--corpus", str(i.file("blank.txt", "\n  \n\n"))),
         lambda i: [f"Corpus {i.root / 'blank.txt'} has no non-empty sentence"],
     ),
-    "train-steps-zero": Case(lambda i: _train(i, "--steps", "0"), lambda i: ["--steps must be at least 1, got 0"]),
+    "train-steps-zero": Case(
+        lambda i: _train(i, "--steps", "0"), lambda i: ["--steps must be at least 1, got 0"]
+    ),
     "train-batch-size-zero": Case(
         lambda i: _train(i, "--batch-size", "0"), lambda i: ["--batch-size must be at least 1, got 0"]
     ),
     "train-learning-rate-not-a-number": Case(
-        lambda i: _train(i, "--learning-rate", "fast"), lambda i: ["--learning-rate", "invalid float value: 'fast'"]
+        lambda i: _train(i, "--learning-rate", "fast"),
+        lambda i: ["--learning-rate", "invalid float value: 'fast'"],
     ),
     "train-fewer-rows-than-a-batch": Case(
-        lambda i: _train(i, "--sentences", "5"), lambda i: ["built 5 training rows", "fewer than one batch of 8"]
+        lambda i: _train(i, "--sentences", "5"),
+        lambda i: ["built 5 training rows", "fewer than one batch of 8"],
     ),
     "train-unwritable-output": Case(
-        lambda i: _train(i, output=i.blocker() / "out"), lambda i: [f"--output {i.root / 'a-file' / 'out'} is not writable"]
+        lambda i: _train(i, output=i.blocker() / "out"),
+        lambda i: [f"--output {i.root / 'a-file' / 'out'} is not writable"],
     ),
     "train-resume-without-a-run": Case(
         lambda i: _train(i, "--resume"), lambda i: [f"--resume: {i.root / 'out'} holds no run.json"]
     ),
     "train-unknown-recipe": Case(
-        lambda i: ["train", "--recipe", str(i.file("nope.yaml", "name: nope\nversion: 1\ndata: {kind: magic}\n"))],
+        lambda i: [
+            "train",
+            "--recipe",
+            str(i.file("nope.yaml", "name: nope\nversion: 1\ndata: {kind: magic}\n")),
+        ],
         lambda i: [f"Recipe {i.root / 'nope.yaml'}: data.kind must be one of"],
     ),
     "train-model-folder-without-a-model": Case(
         lambda i: _train(i, "--model", str(i.root)), lambda i: [str(i.root)]
     ),
     "train-non-utf8-corpus": pytest.param(
-        Case(lambda i: _train(i, "--corpus", str(i.file("latin1.txt", "Caf\xe9 au lait.\n".encode("latin-1")))),
-             lambda i: [str(i.root / "latin1.txt"), "line 1"]),
+        Case(
+            lambda i: _train(
+                i, "--corpus", str(i.file("latin1.txt", "Caf\xe9 au lait.\n".encode("latin-1")))
+            ),
+            lambda i: [str(i.root / "latin1.txt"), "line 1"],
+        ),
         marks=VALIDATION,
     ),  # fmt: skip
     "train-unknown-loss-parameter": pytest.param(
-        Case(lambda i: ["train", "--recipe", str(i.file("bad.yaml", "name: bad\nversion: 1\nloss: {name: FocalInfoNCE, params: {gama: 2}}\n")),
-                        *_train(i)[3:]],
-             lambda i: [str(i.root / "bad.yaml"), "gama"]),
+        Case(
+            lambda i: [
+                "train",
+                "--recipe",
+                str(
+                    i.file(
+                        "bad.yaml", "name: bad\nversion: 1\nloss: {name: FocalInfoNCE, params: {gama: 2}}\n"
+                    )
+                ),
+                *_train(i)[3:],
+            ],
+            lambda i: [str(i.root / "bad.yaml"), "gama"],
+        ),
         marks=VALIDATION,
     ),  # fmt: skip
     # eval
@@ -132,16 +156,28 @@ CASES = {
         lambda i: [f"--output {i.root / 'a-file' / 'out'} is not writable"],
     ),
     "eval-unknown-task": Case(
-        lambda i: ["eval", str(i.model), "--tasks", "sts,nope", "--output", str(i.root / "out")], lambda i: ["nope"]
+        lambda i: ["eval", str(i.model), "--tasks", "sts,nope", "--output", str(i.root / "out")],
+        lambda i: ["nope"],
     ),
     "eval-batch-size-not-a-number": Case(
         lambda i: ["eval", str(i.model), "--batch-size", "many", "--output", str(i.root / "out")],
         lambda i: ["--batch-size", "invalid int value: 'many'"],
     ),
     "eval-nan-score-in-sts-file": pytest.param(
-        Case(lambda i: ["eval", str(i.model), "--tasks", "sts", "--no-progress", "--output", str(i.root / "out"),
-                        "--data-dir", str(i.sts_data_dir(_nan_score_line()))],
-             lambda i: [str(i.root / "data" / "sts" / "sts12.jsonl"), "line 3", "score"]),
+        Case(
+            lambda i: [
+                "eval",
+                str(i.model),
+                "--tasks",
+                "sts",
+                "--no-progress",
+                "--output",
+                str(i.root / "out"),
+                "--data-dir",
+                str(i.sts_data_dir(_nan_score_line())),
+            ],
+            lambda i: [str(i.root / "data" / "sts" / "sts12.jsonl"), "line 3", "score"],
+        ),
         marks=VALIDATION,
     ),  # fmt: skip
     # build
@@ -150,13 +186,28 @@ CASES = {
         lambda i: [str(i.root / "missing.txt")],
     ),
     "build-blank-lines-corpus": Case(
-        lambda i: ["build", "negation", "--input", str(i.file("blank.txt", "\n  \n\n")), "--output", str(i.root / "out")],
+        lambda i: [
+            "build",
+            "negation",
+            "--input",
+            str(i.file("blank.txt", "\n  \n\n")),
+            "--output",
+            str(i.root / "out"),
+        ],
         lambda i: ["0 rows built from 3 input sentences", str(i.root / "blank.txt"), "empty: 3"],
         code=1,
     ),
     "build-ipw-blank-lines-corpus": Case(
-        lambda i: ["build", "ipw", "--model", str(i.model), "--input", str(i.file("blank.txt", "\n\n")),
-                   "--output", str(i.root / "out")],
+        lambda i: [
+            "build",
+            "ipw",
+            "--model",
+            str(i.model),
+            "--input",
+            str(i.file("blank.txt", "\n\n")),
+            "--output",
+            str(i.root / "out"),
+        ],
         lambda i: [str(i.root / "blank.txt"), "non-empty sentences, got 0"],
     ),  # fmt: skip
     "build-unwritable-output": Case(
@@ -168,13 +219,23 @@ CASES = {
         lambda i: [str(i.root / "report.json")],
     ),
     "build-non-utf8-corpus": pytest.param(
-        Case(lambda i: ["build", "negation", "--input", str(i.file("latin1.txt", "Caf\xe9.\n".encode("latin-1"))),
-                        "--output", str(i.root / "out")],
-             lambda i: [str(i.root / "latin1.txt"), "line 1"]),
+        Case(
+            lambda i: [
+                "build",
+                "negation",
+                "--input",
+                str(i.file("latin1.txt", "Caf\xe9.\n".encode("latin-1"))),
+                "--output",
+                str(i.root / "out"),
+            ],
+            lambda i: [str(i.root / "latin1.txt"), "line 1"],
+        ),
         marks=VALIDATION,
     ),  # fmt: skip
     # recipes and the dispatcher
-    "recipes-unexpected-argument": Case(lambda i: ["recipes", "focal"], lambda i: ["unrecognized arguments: focal"]),
+    "recipes-unexpected-argument": Case(
+        lambda i: ["recipes", "focal"], lambda i: ["unrecognized arguments: focal"]
+    ),
     "unknown-command": Case(lambda i: ["trian"], lambda i: ["invalid choice: 'trian'"]),
 }
 
@@ -216,7 +277,11 @@ def test_help_does_not_import_torch() -> None:
         "print('HEAVY', heavy)\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(REPO)), cwd=REPO
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+        cwd=REPO,
     )
     assert done.returncode == 0, done.stderr
     assert "HEAVY []" in done.stdout
@@ -227,7 +292,11 @@ def test_recipes_command_lists_without_torch() -> None:
     """Failure: listing recipes loaded torch and datasets through the package import."""
     probe = "import sys\nfrom st_debias.cli import main\nmain(['recipes'])\nprint('HEAVY', 'torch' in sys.modules)\n"
     done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(REPO)), cwd=REPO
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+        cwd=REPO,
     )
     assert done.returncode == 0, done.stderr
     assert "focal" in done.stdout and "HEAVY False" in done.stdout

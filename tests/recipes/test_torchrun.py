@@ -35,7 +35,10 @@ def test_train_under_torchrun_with_two_gloo_processes(tiny_model_dir: Path, tmp_
     assert done.stdout.count("Saved model:") == 1, "only rank 0 prints and saves"
     assert (run / "model" / "model.safetensors").exists()
     checkpoint = run / "checkpoints" / "checkpoint-2"
-    assert sorted(p.name for p in checkpoint.glob("rng_state_*.pth")) == ["rng_state_0.pth", "rng_state_1.pth"]
+    assert sorted(p.name for p in checkpoint.glob("rng_state_*.pth")) == [
+        "rng_state_0.pth",
+        "rng_state_1.pth",
+    ]
     assert len(list((cache / "rows").iterdir())) == 1, "the ranks must share one row cache entry"
     report = json.loads((run / "data_report.json").read_text())
     assert report["rows_used"] == 2 * 8 * 2, "rows budget = steps x batch size x processes"

@@ -45,11 +45,17 @@ def _copy(run: Path, tmp_path: Path) -> Path:
     return target
 
 
-def test_resume_refuses_another_recipes_run(focal_run: Path, tiny_model_dir: Path, tmp_path: Path, capsys) -> None:
+def test_resume_refuses_another_recipes_run(
+    focal_run: Path, tiny_model_dir: Path, tmp_path: Path, capsys
+) -> None:
     """Failure: resuming a focal folder with --recipe simcse ran no step and saved the focal model as simcse, exit 0."""
     run = _copy(focal_run, tmp_path)
     model_before = (run / "model" / "model.safetensors").read_bytes()
-    code = main(_train_args(tiny_model_dir, run, tmp_path / "cache", "--recipe", "simcse", "--steps", "60", "--resume"))
+    code = main(
+        _train_args(
+            tiny_model_dir, run, tmp_path / "cache", "--recipe", "simcse", "--steps", "60", "--resume"
+        )
+    )
     assert code == 2
     err = capsys.readouterr().err
     assert "holds a different run" in err and "'focal'" in err and "'simcse'" in err
@@ -77,10 +83,14 @@ def test_rerun_without_resume_refuses_then_overwrite_replaces(
     assert json.loads((run / "run.json").read_text())["recipe"] == "focal"
     assert main([*args, "--overwrite"]) == 0
     assert json.loads((run / "run.json").read_text())["recipe"] == "simcse"
-    assert sorted(p.name for p in (run / "checkpoints").glob("checkpoint-*")) == ["checkpoint-2"], "old checkpoints kept"
+    assert sorted(p.name for p in (run / "checkpoints").glob("checkpoint-*")) == ["checkpoint-2"], (
+        "old checkpoints kept"
+    )
 
 
-def test_resume_skips_a_partial_checkpoint(focal_run: Path, tiny_model_dir: Path, tmp_path: Path, caplog) -> None:
+def test_resume_skips_a_partial_checkpoint(
+    focal_run: Path, tiny_model_dir: Path, tmp_path: Path, caplog
+) -> None:
     """Failure: a checkpoint cut short by a kill/full disk (only config.json) made every --resume fail."""
     run = _copy(focal_run, tmp_path)
     partial = run / "checkpoints" / "checkpoint-5"
@@ -90,12 +100,17 @@ def test_resume_skips_a_partial_checkpoint(focal_run: Path, tiny_model_dir: Path
         code = main(_train_args(tiny_model_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "6",
                                 "--eval-steps", "2", "--resume"))  # fmt: skip
     assert code == 0
-    assert f"Skipped partial checkpoint(s) {partial}; resuming from {run / 'checkpoints' / 'checkpoint-4'}" in caplog.text
+    assert (
+        f"Skipped partial checkpoint(s) {partial}; resuming from {run / 'checkpoints' / 'checkpoint-4'}"
+        in caplog.text
+    )
     state = json.loads((run / "checkpoints" / "checkpoint-6" / "trainer_state.json").read_text())
     assert state["global_step"] == 6
 
 
-def test_resume_given_a_partial_checkpoint_names_it(focal_run: Path, tiny_model_dir: Path, tmp_path: Path, capsys) -> None:
+def test_resume_given_a_partial_checkpoint_names_it(
+    focal_run: Path, tiny_model_dir: Path, tmp_path: Path, capsys
+) -> None:
     """Failure: --resume PATH at a partial checkpoint failed deep in transformers ("Unrecognized model")."""
     run = _copy(focal_run, tmp_path)
     (run / "checkpoints" / "checkpoint-4" / "trainer_state.json").unlink()
@@ -115,10 +130,17 @@ def test_resume_given_a_partial_checkpoint_names_it(focal_run: Path, tiny_model_
     ids=["sentences-5", "batch-larger-than-rows", "all-but-one-skipped"],
 )  # fmt: skip
 def test_zero_training_steps_is_an_error(
-    extra: list[str], corpus_lines: list[str] | None, message: str, tiny_model_dir: Path, tmp_path: Path, capsys
+    extra: list[str],
+    corpus_lines: list[str] | None,
+    message: str,
+    tiny_model_dir: Path,
+    tmp_path: Path,
+    capsys,
 ) -> None:
     """Failure: too few rows for one batch trained 0 steps, saved the start model unchanged and exited 0."""
-    args = _train_args(tiny_model_dir, tmp_path / "run", tmp_path / "cache", "--recipe", "simcse", "--steps", "2", *extra)
+    args = _train_args(
+        tiny_model_dir, tmp_path / "run", tmp_path / "cache", "--recipe", "simcse", "--steps", "2", *extra
+    )
     if corpus_lines is not None:
         corpus = tmp_path / "corpus.txt"
         corpus.write_text("\n".join(corpus_lines) + "\n")
@@ -131,12 +153,18 @@ def test_zero_training_steps_is_an_error(
 
 def test_steps_zero_names_the_step_count(tiny_model_dir: Path, tmp_path: Path, capsys) -> None:
     """Failure: --steps 0 reported 'Corpus default has no non-empty sentence.' instead of the step count."""
-    code = main(_train_args(tiny_model_dir, tmp_path / "run", tmp_path / "cache", "--recipe", "simcse", "--steps", "0"))
+    code = main(
+        _train_args(
+            tiny_model_dir, tmp_path / "run", tmp_path / "cache", "--recipe", "simcse", "--steps", "0"
+        )
+    )
     assert code == 2
     assert "--steps must be at least 1, got 0" in capsys.readouterr().err
 
 
-def test_unwritable_output_is_found_before_training(tiny_model_dir: Path, tmp_path: Path, capsys, monkeypatch) -> None:
+def test_unwritable_output_is_found_before_training(
+    tiny_model_dir: Path, tmp_path: Path, capsys, monkeypatch
+) -> None:
     """Failure: an unwritable --output was found only after the whole run (model loaded, rows built, trained)."""
     from st_debias.recipes import train
 
@@ -146,7 +174,9 @@ def test_unwritable_output_is_found_before_training(tiny_model_dir: Path, tmp_pa
     monkeypatch.setattr(train, "load_start_model", fail)
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
-    code = main(_train_args(tiny_model_dir, blocker / "run", tmp_path / "cache", "--recipe", "simcse", "--steps", "2"))
+    code = main(
+        _train_args(tiny_model_dir, blocker / "run", tmp_path / "cache", "--recipe", "simcse", "--steps", "2")
+    )
     assert code == 2
     assert f"--output {blocker / 'run'} is not writable" in capsys.readouterr().err
 
@@ -160,7 +190,9 @@ def test_row_cache_rebuilds_a_truncated_report(tmp_path: Path, tiny_model, caplo
     report = entry / "report.json"
     report.write_text(report.read_text()[:40])
     with caplog.at_level(logging.WARNING):
-        again, again_report = build_rows(recipe, sentences, tiny_model, cache_dir=tmp_path, show_progress_bar=False)
+        again, again_report = build_rows(
+            recipe, sentences, tiny_model, cache_dir=tmp_path, show_progress_bar=False
+        )
     assert f"Row cache entry {entry} is unreadable" in caplog.text
     assert again["anchor"] == rows["anchor"] and again_report["rows_used"] == 16
     assert json.loads(report.read_text())["rows_used"] == 16, "the corrupt entry was not rewritten"
@@ -183,7 +215,13 @@ def test_row_cache_write_failure_leaves_no_entry(tmp_path: Path, tiny_model, mon
 
 
 def _env() -> dict[str, str]:
-    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false")
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(REPO),
+        OMP_NUM_THREADS="1",
+        MKL_NUM_THREADS="1",
+        TOKENIZERS_PARALLELISM="false",
+    )
     env.pop("RANK", None)
     return env
 
@@ -194,7 +232,9 @@ def test_sigterm_saves_a_checkpoint_and_exits_non_zero(tiny_model_dir: Path, tmp
     command = [sys.executable, "-m", "st_debias.cli",
                *_train_args(tiny_model_dir, run, tmp_path / "cache", "--recipe", "simcse", "--steps", "100000",
                             "--eval-steps", "50000", "--sentences", "64")]  # fmt: skip
-    process = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=_env(), cwd=REPO)
+    process = subprocess.Popen(
+        command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=_env(), cwd=REPO
+    )
     err: list[str] = []
 
     def read() -> None:
