@@ -87,11 +87,13 @@ def run(args: argparse.Namespace) -> int:
     """Evaluate every model, writing results.json after each one, then the report. Returns 0, or 2 on bad input."""
     from st_debias.evaluation.evaluate import _check_tasks, evaluate_model
     from st_debias.evaluation.report import compare_table, write_report, write_results
+    from st_debias.files import check_writable_folder
     from st_debias.paths import DataNotFoundError
 
     try:
         tasks = _check_tasks(args.tasks)
-    except ValueError as error:
+        check_writable_folder(args.output)  # before the models run, not after
+    except (ValueError, OSError) as error:
         print(f"st-debias eval: {error}", file=sys.stderr)
         return 2
     results = []

@@ -26,7 +26,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--sentences", type=int, default=None, help="corpus sentences to use (default steps x batch size)")
     train.add_argument("--seed", type=int, default=None)
     train.add_argument("--output", default="outputs/run", help="run folder (checkpoints/, model/, eval/)")
-    train.add_argument("--resume", nargs="?", const=True, default=None, help="resume from the latest (or the given) checkpoint")
+    train.add_argument(
+        "--resume", nargs="?", const=True, default=None,
+        help="resume the run in --output from its newest complete (or the given) checkpoint; the recipe, model, "
+        "corpus and seed must match the folder's run.json",
+    )
+    train.add_argument("--overwrite", action="store_true", help="replace a run already in --output")
     train.add_argument("--eval-tasks", default="sts,bias", help="evaluation groups: sts,bias[,mteb]")
     train.add_argument("--no-eval", action="store_true", help="skip the before/after evaluation")
     train.add_argument("--cache-dir", default=None, help="cache for built rows and evaluations")
@@ -47,7 +52,8 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_train(args: argparse.Namespace) -> int:
     from .config import load_recipe, override
-    from .train import train_recipe
+    from .stopping import TrainingInterrupted
+    from .train import is_main_process, train_recipe
 
     try:
         recipe = override(
@@ -71,10 +77,18 @@ def run_train(args: argparse.Namespace) -> int:
             evaluate=not args.no_eval,
             eval_tasks=tuple(t.strip() for t in args.eval_tasks.split(",") if t.strip()),
             cache_dir=args.cache_dir,
+            overwrite=args.overwrite,
         )
+    except TrainingInterrupted as stopped:
+        if is_main_process():
+            resume = " Continue with the same command plus --resume." if stopped.checkpoint else ""
+            print(f"st-debias train: {stopped}{resume}", file=sys.stderr)
+        return stopped.exit_code
     except (ValueError, FileNotFoundError, OSError) as error:
         print(f"st-debias train: error: {error}", file=sys.stderr)
         return 2
+    if not is_main_process():
+        return 0
     print(f"\nSaved model: {result.model_dir}  (best checkpoint: {result.best_checkpoint})")
     if result.table:
         print("\nBefore / after:\n")

@@ -6,17 +6,21 @@ import copy
 import json
 import logging
 import os
+import shutil
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from st_debias.paths import load_model
+from st_debias.files import atomic_write_json, atomic_write_text
+from st_debias.paths import load_model, resolve_model_name
 
-from .config import Recipe
+from .config import Recipe, TrainingConfig
 from .data import build_rows, cache_root, read_corpus
 from .losses import build_loss
+from .run_folder import prepare_output, resume_checkpoint, run_identity
 
 logger = logging.getLogger(__name__)
 BEST_METRIC = "eval_sts-dev_spearman_cosine"
@@ -47,14 +51,48 @@ def evaluate_cached(model: Any, tasks: tuple[str, ...], data_dir: str | None, la
 
     key = f"{model_fingerprint(model)}-{'-'.join(tasks)}"
     path = (cache_dir or cache_root()) / "eval" / f"{key}.json"
+    result = None
     if path.exists():
-        result = json.loads(path.read_text())
-    else:
+        try:
+            result = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError as error:
+            logger.warning("Evaluation cache entry %s is unreadable (%s); evaluating again.", path, error)
+    if result is None:
         result = evaluate_model(model, tasks=tasks, data_dir=data_dir, label=label)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(result, default=str))
+        atomic_write_json(path, result, indent=None)
     result["model"] = label
     return result
+
+
+def is_main_process() -> bool:
+    """True outside ``torchrun``/``accelerate launch`` and on global rank 0 under them."""
+    return int(os.environ.get("RANK", "0")) == 0
+
+
+def check_budget(training: TrainingConfig) -> None:
+    """Refuse a training budget that cannot run a single step, naming the setting."""
+    for name in ("steps", "batch_size", "eval_steps"):
+        value = getattr(training, name)
+        if value < 1:
+            raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {value}: no training step would run.")
+    if training.sentences is not None and training.sentences < 1:
+        raise ValueError(f"--sentences must be at least 1, got {training.sentences}.")
+
+
+def check_rows_fill_a_batch(recipe: Recipe, rows: Any, report: dict[str, Any], sentences: int, processes: int = 1) -> None:
+    """Refuse rows that cannot fill one batch per process (the trainer drops incomplete batches: 0 steps)."""
+    batch_size = recipe.training.batch_size * processes
+    if len(rows) >= batch_size:
+        return
+    skipped = report.get("skipped") or {}
+    reasons = ", ".join(f"{reason}: {count}" for reason, count in sorted(skipped.items())) or "none"
+    raise ValueError(
+        f"Recipe {recipe.name!r} built {len(rows)} training rows from {sentences} corpus sentences "
+        f"(skipped by reason: {reasons}), fewer than one batch of {batch_size}"
+        + (f" ({processes} processes x {recipe.training.batch_size})" if processes > 1 else "")
+        + ": no training step can run. "
+        "Use more sentences (--sentences, a larger --corpus) or a smaller --batch-size."
+    )
 
 
 def train_recipe(
@@ -69,6 +107,7 @@ def train_recipe(
     eval_tasks: tuple[str, ...] = ("sts", "bias"),
     cache_dir: str | os.PathLike[str] | None = None,
     show_progress_bar: bool = True,
+    overwrite: bool = False,
 ) -> TrainResult:
     """Train ``recipe`` from ``model`` on ``corpus`` and return the saved model's folder and before/after scores.
 
@@ -78,39 +117,46 @@ def train_recipe(
         corpus: a text file with one sentence per line; default ``$ST_DEBIAS_DATA/corpus/wiki_sentences.txt``.
         output_dir: run folder: ``checkpoints/``, ``model/`` (best checkpoint, with model card), ``eval/``.
         data_dir: data folder for evaluation (default ``$ST_DEBIAS_DATA``).
-        resume_from_checkpoint: True (latest in ``output_dir/checkpoints``) or a checkpoint path.
+        resume_from_checkpoint: True (newest complete checkpoint in ``output_dir/checkpoints``) or a checkpoint
+            path; the folder's ``run.json`` must name the same recipe, model, corpus and seed.
         evaluate: run the STS suite and bias probes before and after training.
         eval_tasks: evaluation groups (``sts``, ``bias``, ``mteb``).
         cache_dir: where built rows and evaluations are cached (default ``$ST_DEBIAS_CACHE`` or ~/.cache/st_debias).
         show_progress_bar: tqdm bars while building, training and evaluating.
+        overwrite: replace a run already in ``output_dir`` (without it, such a folder is refused).
+
+    Raises:
+        ValueError: a budget or data that cannot train a step, or an output folder holding another run.
+        TrainingInterrupted: SIGTERM/SIGINT stopped training after saving a checkpoint.
+
+    Under ``torchrun``, global rank 0 checks the output folder, builds the rows (the other ranks wait, then
+    read them from the cache), evaluates and saves; every rank trains.
     """
+    import torch
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
     from sentence_transformers.base.sampler import BatchSamplers
 
     from st_debias.evaluation import compare_table, sts_dev_evaluator, write_report, write_results
 
+    from .stopping import SaveAndStopOnSignal, TrainingInterrupted
+
     training = recipe.training
+    check_budget(training)
     output_dir = Path(output_dir)
     cache = Path(cache_dir) if cache_dir else None
+    main_process = is_main_process()
+    if main_process:
+        identity = run_identity(recipe, resolve_model_name(model), corpus)
+        prepare_output(output_dir, identity, resume=bool(resume_from_checkpoint), overwrite=overwrite)
+    checkpoint = resume_checkpoint(output_dir / "checkpoints", resume_from_checkpoint) if resume_from_checkpoint else None
     start_model = load_start_model(model)
     inference_length = start_model.max_seq_length  # evaluation and the saved model keep the model's own length
     start_label = str(model or "all-MiniLM-L6-v2")
+    # --batch-size is per process: under torchrun every step consumes batch_size rows on each process.
+    rows_wanted = training.steps * training.batch_size * int(os.environ.get("WORLD_SIZE", "1"))
     # The negation builder skips sentences with no negation or no paraphrase: read more than the rows needed.
     oversample = 3 if recipe.data.kind == "negation" else 1
-    sentences = read_corpus(corpus, training.sentences or oversample * training.steps * training.batch_size)
-
-    before = evaluate_cached(start_model, tuple(eval_tasks), data_dir, f"{start_label} (start)", cache) if evaluate else None
-
-    start_model.max_seq_length = training.max_seq_length
-    rows, data_report = build_rows(recipe, sentences, start_model, cache_dir=cache, show_progress_bar=show_progress_bar)
-    guide = None
-    if recipe.loss.guide is not None:
-        guide = copy.deepcopy(start_model) if recipe.loss.guide == "start" else load_start_model(recipe.loss.guide)
-        guide.max_seq_length = training.max_seq_length
-        guide.requires_grad_(False)
-        guide.eval()
-    loss, rows = build_loss(recipe, start_model, rows, guide=guide, show_progress_bar=show_progress_bar)
-
+    sentences = read_corpus(corpus, training.sentences or oversample * rows_wanted)
     args = SentenceTransformerTrainingArguments(
         output_dir=str(output_dir / "checkpoints"),
         max_steps=training.steps,
@@ -132,27 +178,62 @@ def train_recipe(
         report_to="none",
         disable_tqdm=not show_progress_bar,
         dataloader_drop_last=True,
+        # torchrun without an accelerator: transformers only goes multi-process (gloo) when told to use the CPU.
+        use_cpu=int(os.environ.get("WORLD_SIZE", "1")) > 1 and not torch.accelerator.is_available(),
     )
+    before = None
+    # Rank 0 first: it evaluates the start model and builds (and caches) the rows; the others then read the cache.
+    with args.main_process_first(local=False, desc="st-debias: building training rows"):
+        if evaluate and main_process:
+            before = evaluate_cached(start_model, tuple(eval_tasks), data_dir, f"{start_label} (start)", cache)
+        start_model.max_seq_length = training.max_seq_length
+        rows, data_report = build_rows(
+            recipe, sentences, start_model, cache_dir=cache, show_progress_bar=show_progress_bar, max_rows=rows_wanted
+        )
+    check_rows_fill_a_batch(recipe, rows, data_report, len(sentences), processes=args.world_size)
+    guide = None
+    if recipe.loss.guide is not None:
+        guide = copy.deepcopy(start_model) if recipe.loss.guide == "start" else load_start_model(recipe.loss.guide)
+        guide.max_seq_length = training.max_seq_length
+        guide.requires_grad_(False)
+        guide.eval()
+    loss, rows = build_loss(recipe, start_model, rows, guide=guide, show_progress_bar=show_progress_bar)
+
+    stop_on_signal = SaveAndStopOnSignal()
     trainer = SentenceTransformerTrainer(
         model=start_model,
         args=args,
         train_dataset=rows,
         loss=loss,
         evaluator=sts_dev_evaluator(data_dir),
+        callbacks=[stop_on_signal],
     )
-    trainer.train(resume_from_checkpoint=resume_from_checkpoint or None)
+    if main_process:
+        print(f"[st-debias train] training {recipe.name!r}: {training.steps} steps of {training.batch_size} rows "
+              f"from {len(rows)} rows -> {output_dir}", file=sys.stderr, flush=True)
+    with stop_on_signal:
+        trainer.train(resume_from_checkpoint=checkpoint)
+    step = trainer.state.global_step
+    if stop_on_signal.received is not None:
+        saved = output_dir / "checkpoints" / f"checkpoint-{step}"
+        raise TrainingInterrupted(stop_on_signal.received, step, str(saved) if saved.is_dir() else None)
+    if step == 0:
+        raise ValueError(
+            f"Training ran 0 steps ({len(rows)} rows, batch size {training.batch_size}); no model was saved."
+        )
 
     start_model.max_seq_length = inference_length
     model_dir = output_dir / "model"
+    after = table = None
+    if not main_process:
+        return TrainResult(output_dir, model_dir, None, None, None, data_report,
+                           trainer.state.best_model_checkpoint, list(trainer.state.log_history))
     card = start_model.model_card_data
     card.add_tags(["st-debias", f"st-debias-recipe-{recipe.name}"])
     card.model_name = f"{start_label} fine-tuned with the st_debias '{recipe.name}' recipe (v{recipe.version})"
-    start_model.save_pretrained(str(model_dir))
-    (model_dir / "st_debias_recipe.yaml").write_text(yaml.safe_dump(recipe.to_dict(), sort_keys=False))
-    (output_dir / "data_report.json").parent.mkdir(parents=True, exist_ok=True)
-    (output_dir / "data_report.json").write_text(json.dumps(data_report, indent=2, default=str))
+    _save_model(start_model, recipe, model_dir)
+    atomic_write_json(output_dir / "data_report.json", data_report)
 
-    after = table = None
     if evaluate:
         after = evaluate_cached(start_model, tuple(eval_tasks), data_dir, f"{recipe.name} (trained)", cache)
         after["recipe"] = recipe.to_dict()
@@ -170,3 +251,14 @@ def train_recipe(
         best_checkpoint=trainer.state.best_model_checkpoint,
         log_history=list(trainer.state.log_history),
     )
+
+
+def _save_model(model: Any, recipe: Recipe, model_dir: Path) -> None:
+    """Save into a staging folder, then swap it in: a crash leaves the previous model (or none), never half of one."""
+    staging = model_dir.with_name(f".{model_dir.name}.partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    model.save_pretrained(str(staging))
+    atomic_write_text(staging / "st_debias_recipe.yaml", yaml.safe_dump(recipe.to_dict(), sort_keys=False))
+    if model_dir.exists():
+        shutil.rmtree(model_dir)
+    os.replace(staging, model_dir)
