@@ -42,11 +42,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from .config import available_recipes, load_recipe
+    from .config import available_recipes, recipe_summary
 
     for name in available_recipes():
-        recipe = load_recipe(name)
-        print(f"{name:10s} v{recipe.version}  {recipe.description}")
+        version, description = recipe_summary(name)
+        print(f"{name:10s} v{version}  {description}")
     return 0
 
 

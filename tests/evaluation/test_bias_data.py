@@ -36,7 +36,7 @@ def test_negation_tsv_keeps_bare_quotes(tmp_path):
     rows = read_negation_tsv(path)
     assert rows == [('He said "yes.', 'He said "no.', None), ("A", "Not A", "Also A")]
     (tmp_path / "bad.tsv").write_text("a\tb\n", encoding="utf-8")
-    with pytest.raises(ValueError, match="'sentence' and 'negated'"):
+    with pytest.raises(ValueError, match="lacks the column"):
         read_negation_tsv(tmp_path / "bad.tsv")
 
 

@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.mark.slow  # ~80 s on a shared 2-core CPU (two processes start torch and train)
 @pytest.mark.timeout(300)
-def test_train_under_torchrun_with_two_gloo_processes(tiny_model_dir: Path, tmp_path: Path) -> None:
+def test_train_under_torchrun_with_two_gloo_processes(tiny_bert_dir: Path, tmp_path: Path) -> None:
     """Failure: under torchrun on CPU each process trained its own model alone (no DDP), both saved and printed.
 
     Rank 0 builds the rows (rank 1 reads the shared cache), saves and prints once; both processes train
@@ -26,7 +26,7 @@ def test_train_under_torchrun_with_two_gloo_processes(tiny_model_dir: Path, tmp_
     run, cache = tmp_path / "run", tmp_path / "cache"
     command = [
         torchrun, "--standalone", "--nproc_per_node", "2", "-m", "st_debias.cli", "train", "--recipe", "focal",
-        "--model", str(tiny_model_dir), "--steps", "2", "--eval-steps", "2", "--batch-size", "8",
+        "--model", str(tiny_bert_dir), "--steps", "2", "--eval-steps", "2", "--batch-size", "8",
         "--max-seq-length", "16", "--output", str(run), "--cache-dir", str(cache), "--no-eval",
     ]  # fmt: skip
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false")

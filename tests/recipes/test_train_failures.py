@@ -30,10 +30,10 @@ def _train_args(model_dir: Path, output: Path, cache: Path, *extra: str) -> list
 
 
 @pytest.fixture(scope="module")
-def focal_run(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def focal_run(tiny_bert_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A finished 4-step focal run with checkpoints at steps 2 and 4 (copy it before changing it)."""
     root = tmp_path_factory.mktemp("focal-run")
-    code = main(_train_args(tiny_model_dir, root / "run", root / "cache", "--recipe", "focal", "--steps", "4",
+    code = main(_train_args(tiny_bert_dir, root / "run", root / "cache", "--recipe", "focal", "--steps", "4",
                             "--eval-steps", "2"))  # fmt: skip
     assert code == 0
     return root / "run"
@@ -46,14 +46,14 @@ def _copy(run: Path, tmp_path: Path) -> Path:
 
 
 def test_resume_refuses_another_recipes_run(
-    focal_run: Path, tiny_model_dir: Path, tmp_path: Path, capsys
+    focal_run: Path, tiny_bert_dir: Path, tmp_path: Path, capsys
 ) -> None:
     """Failure: resuming a focal folder with --recipe simcse ran no step and saved the focal model as simcse, exit 0."""
     run = _copy(focal_run, tmp_path)
     model_before = (run / "model" / "model.safetensors").read_bytes()
     code = main(
         _train_args(
-            tiny_model_dir, run, tmp_path / "cache", "--recipe", "simcse", "--steps", "60", "--resume"
+            tiny_bert_dir, run, tmp_path / "cache", "--recipe", "simcse", "--steps", "60", "--resume"
         )
     )
     assert code == 2
@@ -63,21 +63,21 @@ def test_resume_refuses_another_recipes_run(
     assert json.loads((run / "run.json").read_text())["recipe"] == "focal"
 
 
-def test_resume_refuses_another_seed(focal_run: Path, tiny_model_dir: Path, tmp_path: Path, capsys) -> None:
+def test_resume_refuses_another_seed(focal_run: Path, tiny_bert_dir: Path, tmp_path: Path, capsys) -> None:
     """Failure: a resumed run with another seed silently mixed two runs' data orders."""
     run = _copy(focal_run, tmp_path)
-    code = main(_train_args(tiny_model_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "6", "--seed", "7",
+    code = main(_train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "6", "--seed", "7",
                             "--resume"))  # fmt: skip
     assert code == 2
     assert "seed: folder has 42, this run has 7" in capsys.readouterr().err
 
 
 def test_rerun_without_resume_refuses_then_overwrite_replaces(
-    focal_run: Path, tiny_model_dir: Path, tmp_path: Path, capsys
+    focal_run: Path, tiny_bert_dir: Path, tmp_path: Path, capsys
 ) -> None:
     """Failure: a second run into the same --output silently overwrote the first run's model and checkpoints."""
     run = _copy(focal_run, tmp_path)
-    args = _train_args(tiny_model_dir, run, tmp_path / "cache", "--recipe", "simcse", "--steps", "2")
+    args = _train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "simcse", "--steps", "2")
     assert main(args) == 2
     assert "already holds a run" in capsys.readouterr().err
     assert json.loads((run / "run.json").read_text())["recipe"] == "focal"
@@ -89,7 +89,7 @@ def test_rerun_without_resume_refuses_then_overwrite_replaces(
 
 
 def test_resume_skips_a_partial_checkpoint(
-    focal_run: Path, tiny_model_dir: Path, tmp_path: Path, caplog
+    focal_run: Path, tiny_bert_dir: Path, tmp_path: Path, caplog
 ) -> None:
     """Failure: a checkpoint cut short by a kill/full disk (only config.json) made every --resume fail."""
     run = _copy(focal_run, tmp_path)
@@ -97,7 +97,7 @@ def test_resume_skips_a_partial_checkpoint(
     partial.mkdir()
     shutil.copy(run / "checkpoints" / "checkpoint-4" / "config.json", partial / "config.json")
     with caplog.at_level(logging.WARNING):
-        code = main(_train_args(tiny_model_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "6",
+        code = main(_train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "6",
                                 "--eval-steps", "2", "--resume"))  # fmt: skip
     assert code == 0
     assert (
@@ -109,12 +109,12 @@ def test_resume_skips_a_partial_checkpoint(
 
 
 def test_resume_given_a_partial_checkpoint_names_it(
-    focal_run: Path, tiny_model_dir: Path, tmp_path: Path, capsys
+    focal_run: Path, tiny_bert_dir: Path, tmp_path: Path, capsys
 ) -> None:
     """Failure: --resume PATH at a partial checkpoint failed deep in transformers ("Unrecognized model")."""
     run = _copy(focal_run, tmp_path)
     (run / "checkpoints" / "checkpoint-4" / "trainer_state.json").unlink()
-    code = main(_train_args(tiny_model_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "6",
+    code = main(_train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "6",
                             "--resume", str(run / "checkpoints" / "checkpoint-4")))  # fmt: skip
     assert code == 2
     assert "not a complete checkpoint" in capsys.readouterr().err
@@ -133,13 +133,13 @@ def test_zero_training_steps_is_an_error(
     extra: list[str],
     corpus_lines: list[str] | None,
     message: str,
-    tiny_model_dir: Path,
+    tiny_bert_dir: Path,
     tmp_path: Path,
     capsys,
 ) -> None:
     """Failure: too few rows for one batch trained 0 steps, saved the start model unchanged and exited 0."""
     args = _train_args(
-        tiny_model_dir, tmp_path / "run", tmp_path / "cache", "--recipe", "simcse", "--steps", "2", *extra
+        tiny_bert_dir, tmp_path / "run", tmp_path / "cache", "--recipe", "simcse", "--steps", "2", *extra
     )
     if corpus_lines is not None:
         corpus = tmp_path / "corpus.txt"
@@ -151,11 +151,11 @@ def test_zero_training_steps_is_an_error(
     assert not (tmp_path / "run" / "model").exists()
 
 
-def test_steps_zero_names_the_step_count(tiny_model_dir: Path, tmp_path: Path, capsys) -> None:
+def test_steps_zero_names_the_step_count(tiny_bert_dir: Path, tmp_path: Path, capsys) -> None:
     """Failure: --steps 0 reported 'Corpus default has no non-empty sentence.' instead of the step count."""
     code = main(
         _train_args(
-            tiny_model_dir, tmp_path / "run", tmp_path / "cache", "--recipe", "simcse", "--steps", "0"
+            tiny_bert_dir, tmp_path / "run", tmp_path / "cache", "--recipe", "simcse", "--steps", "0"
         )
     )
     assert code == 2
@@ -163,7 +163,7 @@ def test_steps_zero_names_the_step_count(tiny_model_dir: Path, tmp_path: Path, c
 
 
 def test_unwritable_output_is_found_before_training(
-    tiny_model_dir: Path, tmp_path: Path, capsys, monkeypatch
+    tiny_bert_dir: Path, tmp_path: Path, capsys, monkeypatch
 ) -> None:
     """Failure: an unwritable --output was found only after the whole run (model loaded, rows built, trained)."""
     from st_debias.recipes import train
@@ -175,7 +175,7 @@ def test_unwritable_output_is_found_before_training(
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     code = main(
-        _train_args(tiny_model_dir, blocker / "run", tmp_path / "cache", "--recipe", "simcse", "--steps", "2")
+        _train_args(tiny_bert_dir, blocker / "run", tmp_path / "cache", "--recipe", "simcse", "--steps", "2")
     )
     assert code == 2
     assert f"--output {blocker / 'run'} is not writable" in capsys.readouterr().err
@@ -226,11 +226,11 @@ def _env() -> dict[str, str]:
     return env
 
 
-def test_sigterm_saves_a_checkpoint_and_exits_non_zero(tiny_model_dir: Path, tmp_path: Path) -> None:
+def test_sigterm_saves_a_checkpoint_and_exits_non_zero(tiny_bert_dir: Path, tmp_path: Path) -> None:
     """Failure: SIGTERM (a pre-empted job) ended training with no checkpoint, losing every step since the last one."""
     run = tmp_path / "run"
     command = [sys.executable, "-m", "st_debias.cli",
-               *_train_args(tiny_model_dir, run, tmp_path / "cache", "--recipe", "simcse", "--steps", "100000",
+               *_train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "simcse", "--steps", "100000",
                             "--eval-steps", "50000", "--sentences", "64")]  # fmt: skip
     process = subprocess.Popen(
         command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=_env(), cwd=REPO
