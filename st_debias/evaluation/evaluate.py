@@ -21,6 +21,7 @@ from st_debias.evaluation.bias import (
 from st_debias.evaluation.embeddings import EmbeddingCache, load_any_model, model_fingerprint
 from st_debias.evaluation.sts import STSSuite
 from st_debias.evaluation.sts_data import STS_TASKS
+from st_debias.progress import announce, torch_threads
 
 TASK_GROUPS = ("sts", "mteb", "bias")
 
@@ -98,6 +99,11 @@ def evaluate_model(
         if negations is not None:
             sentences += negations.sentences + negations.negations
             sentences += [p for p in negations.paraphrases if p is not None]
+        announce(
+            f"Evaluating {label} on {_describe(groups, negations)}: {len(dict.fromkeys(sentences)):,} unique "
+            f"sentences (up to {st_model.max_seq_length} tokens, batch {batch_size}, {torch_threads()})…",
+            show_progress_bar,
+        )
         cache.prefetch(sentences)
         timing["encode"] = time.perf_counter() - t0
         cosines = suite.cosines(cache)
@@ -151,6 +157,16 @@ def evaluate_model(
     entry["timing_s"] = {k: round(v, 2) for k, v in timing.items()}
     entry["environment"] = _environment()
     return entry
+
+
+def _describe(groups: Sequence[str], negations: Any | None) -> str:
+    """What the encoding pass is for, in words: ``STS12–16, STS-B, SICK-R and the bias probes (...)``."""
+    parts = ["STS12–16, STS-B, SICK-R"]
+    if negations is not None:
+        parts.append(
+            f"the bias probes (Cont/Oppn, CANNOT negation {len(negations):,} pairs, alignment/uniformity)"
+        )
+    return " and ".join(parts)
 
 
 def _environment() -> dict[str, Any]:
