@@ -25,4 +25,5 @@ def torch_threads() -> str:
     import torch
 
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return f"{torch.get_num_threads()} torch threads on {usable} usable CPUs"
+    threads = torch.get_num_threads()
+    return f"{threads} torch thread{'s' * (threads != 1)} on {usable} usable CPU{'s' * (usable != 1)}"

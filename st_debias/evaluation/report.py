@@ -235,8 +235,22 @@ def _sources_section(results: list[dict[str, Any]], labels: list[str]) -> list[s
             if sick:
                 lines.append(f"  - MTEB SICK-R: {sick.get('note')}")
         lines.append(f"- weights fingerprint: `{r.get('fingerprint')}`")
+        if r.get("reused_from"):
+            lines.append(f"- {reuse_note(r)}")
         lines.append("")
     return lines
+
+
+def reuse_note(result: dict[str, Any]) -> str | None:
+    """One sentence saying where a reused entry came from (None when the entry was computed in this run)."""
+    reused = result.get("reused_from")
+    if not reused:
+        return None
+    kind = "shipped with st_debias" if reused.get("kind") == "packaged" else "cached by an earlier run"
+    return (
+        f"scores reused from the evaluation {kind} (`{reused.get('path')}`): same weights fingerprint, "
+        "inference settings, evaluation data checksums and settings, so the same numbers"
+    )
 
 
 def write_report(results: list[dict[str, Any]], output_dir: str | os.PathLike[str]) -> Path:

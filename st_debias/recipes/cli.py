@@ -77,7 +77,14 @@ def run_train(args: argparse.Namespace) -> int:
         return 2
     print(f"\nSaved model: {result.model_dir}  (best checkpoint: {result.best_checkpoint})")
     if result.table:
-        print("\nBefore / after:\n")
+        from st_debias.evaluation.report import reuse_note
+
+        report = result.output_dir / "eval"
+        print("\nBefore / after (Spearman × 100 of cosine, SentEval 'all' setting; ↓ = lower is better):\n")
         print(result.table)
-        print(f"\nReport: {result.output_dir / 'eval' / 'report.md'}")
+        for entry in (result.before, result.after):
+            note = reuse_note(entry or {})
+            if note:
+                print(f"{entry['model']}: {note}.")
+        print(f"Full report (plots, data sources): {report / 'report.md'}; every number: {report / 'results.json'}")
     return 0

@@ -12,10 +12,18 @@ from datasets import Dataset, load_from_disk
 
 from st_debias.data.io.corpus import clean_sentences, read_sentences
 from st_debias.data.io.embeddings import cache_root
+from st_debias.progress import announce
 
 from .config import Recipe
 
 __all__ = ["build_rows", "cache_root", "read_corpus"]
+
+#: What each data kind builds, for the one-line announcement before building.
+_ROW_KINDS = {
+    "simcse": "(anchor, anchor) SimCSE pairs",
+    "ipw": "DebCSE inverse-propensity-weighted (anchor, positive, negative) rows",
+    "negation": "(anchor, paraphrase, negation) rows with spaCy negations",
+}
 
 
 def read_corpus(path: str | os.PathLike[str] | None, count: int) -> list[str]:
@@ -64,7 +72,13 @@ def build_rows(
     """
     folder = cache_root(cache_dir) / "rows" / f"{recipe.data.kind}-{_key(recipe, sentences, model)}"
     if (folder / "report.json").exists():
+        announce(f"Reusing the {recipe.data.kind} rows cached at {folder}.", show_progress_bar)
         return load_from_disk(str(folder / "dataset")), json.loads((folder / "report.json").read_text())
+    announce(
+        f"Building rows: {_ROW_KINDS[recipe.data.kind]} from {len(sentences):,} corpus sentences "
+        f"(up to {recipe.training.steps * recipe.training.batch_size:,} rows kept)…",
+        show_progress_bar,
+    )
     builders = {"simcse": _simcse_rows, "ipw": _ipw_rows, "negation": _negation_rows}
     rows, report = builders[recipe.data.kind](recipe, sentences, model, cache_dir, show_progress_bar)
     wanted = recipe.training.steps * recipe.training.batch_size

@@ -13,9 +13,10 @@ from typing import Any
 import yaml
 
 from st_debias.paths import resolve_model_name
+from st_debias.progress import announce, torch_threads
 
 from .config import Recipe
-from .data import build_rows, cache_root, read_corpus
+from .data import build_rows, read_corpus
 from .losses import build_loss
 
 logger = logging.getLogger(__name__)
@@ -41,22 +42,6 @@ def load_start_model(name_or_path: str | os.PathLike[str] | None):
     from sentence_transformers import SentenceTransformer
 
     return SentenceTransformer(resolve_model_name(name_or_path))
-
-
-def evaluate_cached(model: Any, tasks: tuple[str, ...], data_dir: str | None, label: str, cache_dir: Path | None) -> dict:
-    """``evaluate_model``, memoised on disk by the model's weight fingerprint (the start model is evaluated once)."""
-    from st_debias.evaluation import evaluate_model, model_fingerprint
-
-    key = f"{model_fingerprint(model)}-{'-'.join(tasks)}"
-    path = (cache_dir or cache_root()) / "eval" / f"{key}.json"
-    if path.exists():
-        result = json.loads(path.read_text())
-    else:
-        result = evaluate_model(model, tasks=tasks, data_dir=data_dir, label=label)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(result, default=str))
-    result["model"] = label
-    return result
 
 
 def train_recipe(
@@ -89,7 +74,13 @@ def train_recipe(
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
     from sentence_transformers.base.sampler import BatchSamplers
 
-    from st_debias.evaluation import compare_table, sts_dev_evaluator, write_report, write_results
+    from st_debias.evaluation import (
+        compare_table,
+        evaluate_or_reuse,
+        sts_dev_evaluator,
+        write_report,
+        write_results,
+    )
 
     training = recipe.training
     output_dir = Path(output_dir)
@@ -101,7 +92,12 @@ def train_recipe(
     oversample = 3 if recipe.data.kind == "negation" else 1
     sentences = read_corpus(corpus, training.sentences or oversample * training.steps * training.batch_size)
 
-    before = evaluate_cached(start_model, tuple(eval_tasks), data_dir, f"{start_label} (start)", cache) if evaluate else None
+    before = None
+    if evaluate:
+        before = evaluate_or_reuse(
+            start_model, eval_tasks, data_dir, label=f"{start_label} (start)", cache_dir=cache,
+            show_progress_bar=show_progress_bar,
+        )
 
     start_model.max_seq_length = training.max_seq_length
     rows, data_report = build_rows(recipe, sentences, start_model, cache_dir=cache, show_progress_bar=show_progress_bar)
@@ -142,6 +138,12 @@ def train_recipe(
         loss=loss,
         evaluator=sts_dev_evaluator(data_dir),
     )
+    announce(
+        f"Training: {training.steps} steps of {training.batch_size} rows ({', '.join(rows.column_names)}; up to "
+        f"{training.max_seq_length} tokens), STS-B dev every {training.eval_steps} steps to keep the best "
+        f"checkpoint ({torch_threads()})…",
+        show_progress_bar,
+    )
     trainer.train(resume_from_checkpoint=resume_from_checkpoint or None)
 
     start_model.max_seq_length = inference_length
@@ -156,7 +158,10 @@ def train_recipe(
 
     after = table = None
     if evaluate:
-        after = evaluate_cached(start_model, tuple(eval_tasks), data_dir, f"{recipe.name} (trained)", cache)
+        after = evaluate_or_reuse(
+            start_model, eval_tasks, data_dir, label=f"{recipe.name} (trained)", cache_dir=cache,
+            show_progress_bar=show_progress_bar,
+        )
         after["recipe"] = recipe.to_dict()
         after["best_checkpoint"] = trainer.state.best_model_checkpoint
         write_results([before, after], output_dir / "eval")
