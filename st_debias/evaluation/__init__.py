@@ -22,7 +22,7 @@ from st_debias.evaluation.bias import (
     training_pair_statistics,
 )
 from st_debias.evaluation.embeddings import EmbeddingCache, model_fingerprint
-from st_debias.evaluation.evaluate import evaluate_model
+from st_debias.evaluation.evaluate import QUICK_STS_TASKS, evaluate_model
 from st_debias.evaluation.mteb_tasks import local_task, mteb_tasks, run_mteb
 from st_debias.evaluation.report import compare_table, write_report, write_results
 from st_debias.evaluation.reuse import EvaluationKey, evaluate_or_reuse, evaluation_key
@@ -30,6 +30,7 @@ from st_debias.evaluation.sts import STSSuite, spearman_x100, sts_dev_evaluator
 from st_debias.evaluation.sts_data import STS_TASKS, STSData, load_sts, load_sts_file
 
 __all__ = [
+    "QUICK_STS_TASKS",
     "STS_TASKS",
     "ContOppnSplit",
     "EmbeddingCache",

@@ -67,8 +67,14 @@ def compare_table(results: list[dict[str, Any]]) -> str:
 
     sts = [r.get("sts", {}) for r in results]
     if any(sts):
-        row("**STS-7 avg**", [s.get("avg") for s in sts])
-        for task in STS_TASKS:
+        present = [task for task in STS_TASKS if any(task in s for s in sts)]
+        full = present == list(STS_TASKS) and all(set(STS_TASKS) <= set(s) for s in sts if s)
+        if full:
+            row("**STS-7 avg**", [s.get("avg") for s in sts])
+        else:
+            # A quick evaluation: its average is over fewer sets and must not be read as the STS-7 average.
+            row(f"**STS avg of {', '.join(present)} (quick evaluation, not STS-7)**", [s.get("avg") for s in sts])
+        for task in present:
             row(task, [s.get(task) for s in sts])
     mteb = [r.get("mteb", {}) for r in results]
     if any(mteb):

@@ -27,6 +27,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from st_debias.evaluation.bias import CANNOT_DIR, DEFAULT_NEGATION_PAIRS
 from st_debias.evaluation.sts_data import LOCAL_FILES, STS_TASKS
 from st_debias.fingerprint import model_fingerprint
@@ -53,6 +55,7 @@ class EvaluationKey:
         negation_pairs: CANNOT pairs used by the negation probe.
         data: ``{path relative to the data folder: sha256}`` of every evaluation file read.
         format: :data:`EVALUATION_FORMAT`.
+        sts_tasks: the STS sets scored (the STS-7, or a quick subset).
     """
 
     fingerprint: str
@@ -61,9 +64,10 @@ class EvaluationKey:
     negation_pairs: int | None
     data: dict[str, str]
     format: int = EVALUATION_FORMAT
+    sts_tasks: tuple[str, ...] = STS_TASKS
 
     def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "tasks": list(self.tasks)}
+        return {**asdict(self), "tasks": list(self.tasks), "sts_tasks": list(self.sts_tasks)}
 
     def digest(self) -> str:
         """A short hash of the whole key (the cache file name)."""
@@ -71,7 +75,13 @@ class EvaluationKey:
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> EvaluationKey:
-        return cls(**{**values, "tasks": tuple(values["tasks"])})
+        return cls(
+            **{
+                **values,
+                "tasks": tuple(values["tasks"]),
+                "sts_tasks": tuple(values.get("sts_tasks", STS_TASKS)),
+            }
+        )
 
     def mismatch(self, other: EvaluationKey) -> str | None:
         """Why ``other`` describes a different evaluation (None when it is the same), in words."""
@@ -81,8 +91,15 @@ class EvaluationKey:
             return "inference settings differ (modules, pooling, max_seq_length or tokenizer)"
         if self.format != other.format:
             return f"evaluation code format {other.format} ≠ {self.format}"
-        if self.tasks != other.tasks or self.negation_pairs != other.negation_pairs:
-            return f"settings differ (tasks {list(other.tasks)}, negation pairs {other.negation_pairs})"
+        if (self.tasks, self.sts_tasks, self.negation_pairs) != (
+            other.tasks,
+            other.sts_tasks,
+            other.negation_pairs,
+        ):
+            return (
+                f"settings differ (tasks {list(other.tasks)}, STS sets {list(other.sts_tasks)}, "
+                f"negation pairs {other.negation_pairs})"
+            )
         changed = sorted(set(self.data.items()) ^ set(other.data.items()))
         if changed:
             names = sorted({name for name, _ in changed})
@@ -110,14 +127,16 @@ def _sha256(path: Path) -> str:
 
 
 def evaluation_data_files(
-    tasks: Sequence[str], data_folder: str | os.PathLike[str] | None = None
+    tasks: Sequence[str],
+    data_folder: str | os.PathLike[str] | None = None,
+    sts_tasks: Sequence[str] = STS_TASKS,
 ) -> dict[str, Path] | None:
     """``{relative path: file}`` of every local file the evaluation reads; None when any is not local."""
     try:
         root = data_dir(data_folder)
     except DataNotFoundError:
         return None
-    relative = [LOCAL_FILES[task] for task in STS_TASKS]
+    relative = [LOCAL_FILES[task] for task in sts_tasks]
     if "bias" in tasks:
         cannot = root / CANNOT_DIR
         if not cannot.is_dir():
@@ -132,6 +151,7 @@ def evaluation_key(
     tasks: Sequence[str],
     data_folder: str | os.PathLike[str] | None = None,
     negation_pairs: int | None = DEFAULT_NEGATION_PAIRS,
+    sts_tasks: Sequence[str] = STS_TASKS,
 ) -> EvaluationKey | None:
     """The key of evaluating ``model`` on ``tasks``; None when the evaluation cannot be reused.
 
@@ -141,7 +161,7 @@ def evaluation_key(
     groups = tuple(sorted(dict.fromkeys(tasks)))
     if not groups or not set(groups) <= REUSABLE_GROUPS:
         return None
-    files = evaluation_data_files(groups, data_folder)
+    files = evaluation_data_files(groups, data_folder, sts_tasks)
     if files is None:
         return None
     return EvaluationKey(
@@ -150,7 +170,33 @@ def evaluation_key(
         tasks=groups,
         negation_pairs=negation_pairs if "bias" in groups else None,
         data={name: _sha256(path) for name, path in files.items()},
+        sts_tasks=tuple(sts_tasks),
     )
+
+
+def restrict_entry(entry: dict[str, Any], sts_tasks: Sequence[str]) -> dict[str, Any]:
+    """A full evaluation entry cut down to ``sts_tasks``: what evaluating only those sets gives.
+
+    Every per-set score, Cont/Oppn split and the probes on STS-B test and CANNOT do not depend on the other
+    sets, so they are copied; the average is recomputed over ``sts_tasks`` exactly as
+    :meth:`~st_debias.evaluation.sts.STSSuite.evaluate` does. Encoding counts and timings, which described
+    the full run, are dropped. (Encoding a smaller set batches sentences differently; the float32 padding
+    noise that causes moves cosines by ~1e-9, far below any printed digit.)
+    """
+    out = {k: v for k, v in entry.items() if k not in ("encoded_sentences", "timing_s")}
+    if "sts" in entry:
+        scores = {task: entry["sts"][task] for task in sts_tasks}
+        scores["avg"] = float(np.mean(list(scores.values())))
+        out["sts"] = scores
+    if "bias" in entry:
+        cont_oppn = entry["bias"].get("cont_oppn", {})
+        out["bias"] = {**entry["bias"], "cont_oppn": {k: v for k, v in cont_oppn.items() if k in sts_tasks}}
+    sources = dict(entry.get("sources", {}))
+    if "sts" in sources:
+        sources["sts"] = {k: v for k, v in sources["sts"].items() if k in sts_tasks}
+    out["sources"] = sources
+    out["evaluation"] = {"sts_tasks": list(sts_tasks), "full": False, "restricted_from_full_evaluation": True}
+    return out
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -263,6 +309,7 @@ def evaluate_or_reuse(
     cache_dir: str | os.PathLike[str] | None = None,
     show_progress_bar: bool = True,
     packaged: Path | None = None,
+    sts_tasks: Sequence[str] = STS_TASKS,
     **evaluate_kwargs: Any,
 ) -> dict[str, Any]:
     """:func:`~st_debias.evaluation.evaluate_model`, or a stored entry with exactly the same key.
@@ -278,26 +325,38 @@ def evaluate_or_reuse(
         cache_dir: evaluation cache root (default ``$ST_DEBIAS_CACHE`` or ~/.cache/st_debias).
         show_progress_bar: progress bars and one-line announcements.
         packaged: folder of packaged evaluations to search (default: the package's own).
+        sts_tasks: the STS sets to score; for a subset (quick evaluation) a stored *full* evaluation with
+            the same key is reused through :func:`restrict_entry`.
         evaluate_kwargs: passed to ``evaluate_model`` (e.g. ``batch_size``); ``negation_pairs`` is part of the key.
     """
     from st_debias.evaluation.evaluate import evaluate_model
     from st_debias.progress import announce
 
     negation_pairs = evaluate_kwargs.get("negation_pairs", DEFAULT_NEGATION_PAIRS)
-    key = evaluation_key(model, tasks, data_folder, negation_pairs)
+    sts_tasks = tuple(sts_tasks)
+    key = evaluation_key(model, tasks, data_folder, negation_pairs, sts_tasks)
     if key is not None:
-        lookup = find_evaluation(key, data_folder, cache_dir, packaged)
-        for reason in lookup.rejected:
-            announce(f"Not reusing the packaged evaluation {reason}; evaluating instead.", show_progress_bar)
-        if lookup.reused is not None:
+        candidates = [(key, False)]
+        if sts_tasks != STS_TASKS:
+            full_key = evaluation_key(model, tasks, data_folder, negation_pairs, STS_TASKS)
+            candidates += [(full_key, True)] if full_key is not None else []
+        rejected: list[str] = []
+        for candidate, restrict in candidates:
+            lookup = find_evaluation(candidate, data_folder, cache_dir, packaged)
+            rejected = lookup.rejected  # those of the full key: a quick key never matches a full entry
+            if lookup.reused is None:
+                continue
             result = lookup.reused.result
             where = "shipped with st_debias" if lookup.reused.kind == "packaged" else "cached"
             announce(
-                f"Reusing the evaluation of {label or result.get('model')} {where}: {lookup.reused.path} "
-                f"(same weights fingerprint {key.fingerprint}, inference settings and checksums of "
-                f"{len(key.data)} evaluation data files).",
+                f"Reusing the {'full ' * restrict}evaluation of {label or result.get('model')} {where}: "
+                f"{lookup.reused.path} (same weights fingerprint {key.fingerprint}, inference settings and "
+                f"checksums of {len(candidate.data)} evaluation data files)"
+                + (f", restricted to {', '.join(sts_tasks)}." if restrict else "."),
                 show_progress_bar,
             )
+            if restrict:
+                result = restrict_entry(result, sts_tasks)
             result["reused_from"] = {
                 "kind": lookup.reused.kind,
                 "path": str(lookup.reused.path),
@@ -306,12 +365,15 @@ def evaluate_or_reuse(
             if label:
                 result["model"] = label
             return result
+        for reason in rejected:
+            announce(f"Not reusing the packaged evaluation {reason}; evaluating instead.", show_progress_bar)
     result = evaluate_model(
         model,
         tasks=tasks,
         data_dir=data_folder,
         label=label,
         show_progress_bar=show_progress_bar,
+        sts_tasks=sts_tasks,
         **evaluate_kwargs,
     )
     if key is not None:

@@ -28,6 +28,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--output", default="outputs/run", help="run folder (checkpoints/, model/, eval/)")
     train.add_argument("--resume", nargs="?", const=True, default=None, help="resume from the latest (or the given) checkpoint")
     train.add_argument("--eval-tasks", default="sts,bias", help="evaluation groups: sts,bias[,mteb]")
+    train.add_argument(
+        "--quick-eval",
+        action="store_true",
+        help="evaluate on STS-B and SICK-R test only (plus the bias probes), labelled 'quick', instead of the "
+        "full STS12-16, STS-B, SICK-R suite (13,310 instead of 31,835 sentences to encode after training)",
+    )
     train.add_argument("--no-eval", action="store_true", help="skip the before/after evaluation")
     train.add_argument("--cache-dir", default=None, help="cache for built rows and evaluations")
     train.set_defaults(func=run_train)
@@ -70,6 +76,7 @@ def run_train(args: argparse.Namespace) -> int:
             resume_from_checkpoint=args.resume,
             evaluate=not args.no_eval,
             eval_tasks=tuple(t.strip() for t in args.eval_tasks.split(",") if t.strip()),
+            quick_eval=args.quick_eval,
             cache_dir=args.cache_dir,
         )
     except (ValueError, FileNotFoundError, OSError) as error:
@@ -86,5 +93,11 @@ def run_train(args: argparse.Namespace) -> int:
             note = reuse_note(entry or {})
             if note:
                 print(f"{entry['model']}: {note}.")
+        if args.quick_eval:
+            print(
+                "Quick evaluation: STS-B and SICK-R test and the bias probes, not the STS-7 average. Full suite: "
+                f"run without --quick-eval, or st-debias eval default {result.model_dir} --tasks sts,bias "
+                f"--output {result.output_dir / 'eval-full'}"
+            )
         print(f"Full report (plots, data sources): {report / 'report.md'}; every number: {report / 'results.json'}")
     return 0

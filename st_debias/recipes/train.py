@@ -54,6 +54,7 @@ def train_recipe(
     resume_from_checkpoint: bool | str | None = None,
     evaluate: bool = True,
     eval_tasks: tuple[str, ...] = ("sts", "bias"),
+    quick_eval: bool = False,
     cache_dir: str | os.PathLike[str] | None = None,
     show_progress_bar: bool = True,
 ) -> TrainResult:
@@ -68,6 +69,7 @@ def train_recipe(
         resume_from_checkpoint: True (latest in ``output_dir/checkpoints``) or a checkpoint path.
         evaluate: run the STS suite and bias probes before and after training.
         eval_tasks: evaluation groups (``sts``, ``bias``, ``mteb``).
+        quick_eval: score STS-B and SICK-R test only (plus the bias probes), labelled as such, instead of the STS-7.
         cache_dir: where built rows and evaluations are cached (default ``$ST_DEBIAS_CACHE`` or ~/.cache/st_debias).
         show_progress_bar: tqdm bars while building, training and evaluating.
     """
@@ -75,6 +77,8 @@ def train_recipe(
     from sentence_transformers.base.sampler import BatchSamplers
 
     from st_debias.evaluation import (
+        QUICK_STS_TASKS,
+        STS_TASKS,
         compare_table,
         evaluate_or_reuse,
         sts_dev_evaluator,
@@ -93,10 +97,11 @@ def train_recipe(
     sentences = read_corpus(corpus, training.sentences or oversample * training.steps * training.batch_size)
 
     before = None
+    sts_tasks = QUICK_STS_TASKS if quick_eval else STS_TASKS
     if evaluate:
         before = evaluate_or_reuse(
             start_model, eval_tasks, data_dir, label=f"{start_label} (start)", cache_dir=cache,
-            show_progress_bar=show_progress_bar,
+            show_progress_bar=show_progress_bar, sts_tasks=sts_tasks,
         )
 
     start_model.max_seq_length = training.max_seq_length
@@ -160,7 +165,7 @@ def train_recipe(
     if evaluate:
         after = evaluate_or_reuse(
             start_model, eval_tasks, data_dir, label=f"{recipe.name} (trained)", cache_dir=cache,
-            show_progress_bar=show_progress_bar,
+            show_progress_bar=show_progress_bar, sts_tasks=sts_tasks,
         )
         after["recipe"] = recipe.to_dict()
         after["best_checkpoint"] = trainer.state.best_model_checkpoint

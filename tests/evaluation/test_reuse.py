@@ -48,6 +48,15 @@ def packaged(tmp_path: Path, tiny_model, mini_data: Path) -> tuple[Path, dict]:
     return folder, result
 
 
+def _leaves(value, prefix: str = "") -> dict:
+    """Flatten nested dicts/lists of a results entry into ``{path: leaf}`` (for approximate comparison)."""
+    if isinstance(value, dict):
+        return {k: v for key, item in value.items() for k, v in _leaves(item, f"{prefix}/{key}").items()}
+    if isinstance(value, list):
+        return {k: v for i, item in enumerate(value) for k, v in _leaves(item, f"{prefix}/{i}").items()}
+    return {prefix: value}
+
+
 def _reuse(model, data, tmp_path: Path, folder: Path, **kwargs):
     return evaluate_or_reuse(
         model, TASKS, data, label="start", cache_dir=tmp_path / "cache", packaged=folder, **kwargs
@@ -173,3 +182,53 @@ def test_packaged_start_evaluation_is_reused_for_the_default_model(shared_data: 
     result = evaluate_or_reuse(model, TASKS, shared_data, label="start", cache_dir=tmp_path)
     assert result["reused_from"]["kind"] == "packaged"
     assert abs(result["sts"]["avg"] - 78.87) < 0.01
+
+
+def test_quick_evaluation_is_the_full_entry_restricted_exactly(
+    tiny_model, mini_data: Path, tmp_path: Path, packaged, counted, capsys
+) -> None:
+    """The quick 'before' column cut from the packaged full entry equals evaluating only the quick sets."""
+    from st_debias.evaluation import QUICK_STS_TASKS, compare_table
+
+    folder, _ = packaged
+    reused = _reuse(tiny_model, mini_data, tmp_path, folder, sts_tasks=QUICK_STS_TASKS)
+    assert counted == []
+    assert "restricted to STSBenchmark, SICK-R" in capsys.readouterr().err
+    direct = evaluate_model(tiny_model, TASKS, mini_data, show_progress_bar=False, sts_tasks=QUICK_STS_TASKS)
+    assert reused["sts"] == direct["sts"]
+    # Encoding other sentences alongside changes the padding of a batch: float32 noise of ~1e-9, no more.
+    got, want = _leaves(reused["bias"]), _leaves(direct["bias"])
+    floats = {k for k, v in want.items() if isinstance(v, float)}
+    assert {k: got[k] for k in floats} == pytest.approx({k: want[k] for k in floats}, rel=1e-6, abs=1e-9)
+    assert {k: v for k, v in got.items() if k not in floats} == {
+        k: v for k, v in want.items() if k not in floats
+    }
+    assert reused["sources"] == direct["sources"]
+    assert reused["evaluation"]["sts_tasks"] == list(QUICK_STS_TASKS)
+
+    table = compare_table([reused, direct])
+    assert "STS-7 avg" not in table and "quick evaluation, not STS-7" in table
+    assert "STS12" not in table and "SICK-R" in table
+
+
+def test_quick_evaluation_without_stored_entry_evaluates_the_quick_sets(
+    tiny_model_other, mini_data: Path, tmp_path: Path, counted
+) -> None:
+    from st_debias.evaluation import QUICK_STS_TASKS
+
+    result = _reuse(
+        tiny_model_other,
+        mini_data,
+        tmp_path,
+        tmp_path / "none",
+        sts_tasks=QUICK_STS_TASKS,
+        show_progress_bar=False,
+    )
+    assert counted == ["start"]
+    assert set(result["sts"]) == {"STSBenchmark", "SICK-R", "avg"}
+
+
+def test_quick_evaluation_refuses_a_set_list_without_sts_b(tiny_model, mini_data: Path) -> None:
+    """Failure mode: the bias probes read STS-B test; leaving it out must be an error, not a KeyError later."""
+    with pytest.raises(ValueError, match="need STSBenchmark"):
+        evaluate_model(tiny_model, TASKS, mini_data, show_progress_bar=False, sts_tasks=("SICK-R",))
