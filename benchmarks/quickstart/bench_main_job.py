@@ -39,7 +39,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-README_ARGS = "train --recipe st-debias --steps 30 --eval-steps 15 --output outputs/quickstart"
+README_ARGS = "train --recipe st-debias --steps 30 --eval-steps 15 --quick-eval --output outputs/quickstart"
 TARGET_S = 300.0
 STAGE_PREFIX = "[st-debias]"
 PACKAGES = ("st-debias", "sentence-transformers", "torch", "transformers", "tokenizers", "datasets")
