@@ -47,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
+    commit = _commit()  # the code that computes the entry, before anything else can be committed
     model = load_model(args.model)
     key = evaluation_key(model, TASKS)
     if key is None:
@@ -55,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     result = evaluate_model(model, tasks=TASKS, label=args.name)
     result["computed_by"] = {
         "script": "scripts/package_start_evaluation.py",
-        "commit": _commit(),
+        "commit": commit,
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
     target = Path(args.output_dir) if args.output_dir else packaged_dir()

@@ -236,6 +236,7 @@ def write_json_atomic(path: Path, value: Any) -> None:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             json.dump(value, stream, indent=1, ensure_ascii=False, default=str)
             stream.write("\n")
+        os.chmod(partial, 0o644)  # mkstemp makes 0600; the file may be package data or shared
         os.replace(partial, path)
     except BaseException:
         Path(partial).unlink(missing_ok=True)
@@ -335,6 +336,8 @@ def evaluate_or_reuse(
     negation_pairs = evaluate_kwargs.get("negation_pairs", DEFAULT_NEGATION_PAIRS)
     sts_tasks = tuple(sts_tasks)
     key = evaluation_key(model, tasks, data_folder, negation_pairs, sts_tasks)
+    if evaluate_kwargs.get("pair_dataset") is not None:
+        key = None  # training-pair statistics depend on a dataset the key does not describe
     if key is not None:
         candidates = [(key, False)]
         if sts_tasks != STS_TASKS:

@@ -163,7 +163,7 @@ def test_packaged_start_evaluation_matches_the_shared_data(shared_data: Path) ->
     path = packaged_dir() / "all-MiniLM-L6-v2.json"
     entry = json.loads(path.read_text(encoding="utf-8"))
     key = EvaluationKey.from_dict(entry["key"])
-    assert key.tasks == TASKS and key.negation_pairs == 3000
+    assert key.tasks == tuple(sorted(TASKS)) and key.negation_pairs == 3000
     from st_debias.evaluation.reuse import _sha256, evaluation_data_files
 
     files = evaluation_data_files(TASKS, shared_data)
