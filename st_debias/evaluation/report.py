@@ -55,7 +55,9 @@ def _average_label(results: list[dict[str, Any]], block: str, prefix: str) -> st
     tasks = {t for r in results for t in r.get(block, {}) if t != "avg"}
     if block == "sts" and tasks == set(STS_TASKS):
         return f"{prefix}-7 avg"
-    return f"{prefix} avg of {len(tasks)} task{'s' if len(tasks) != 1 else ''}"
+    label = f"{prefix} avg of {len(tasks)} task{'s' if len(tasks) != 1 else ''}"
+    # A quick evaluation's mean covers fewer sets and must not be read as the STS-7 average.
+    return label + (" (quick evaluation, not STS-7)" if block == "sts" and len(tasks) > 1 else "")
 
 
 def _cont_oppn_part(result: dict[str, Any], dataset: str, part: str) -> dict[str, Any]:
@@ -325,8 +327,22 @@ def _sources_section(results: list[dict[str, Any]], labels: list[str]) -> list[s
             if sick:
                 lines.append(f"  - MTEB SICK-R: {sick.get('note')}")
         lines.append(f"- weights fingerprint: `{r.get('fingerprint')}`")
+        if r.get("reused_from"):
+            lines.append(f"- {reuse_note(r)}")
         lines.append("")
     return lines
+
+
+def reuse_note(result: dict[str, Any]) -> str | None:
+    """One sentence saying where a reused entry came from (None when the entry was computed in this run)."""
+    reused = result.get("reused_from")
+    if not reused:
+        return None
+    kind = "shipped with st_debias" if reused.get("kind") == "packaged" else "cached by an earlier run"
+    return (
+        f"scores reused from the evaluation {kind} (`{reused.get('path')}`): same weights fingerprint, "
+        "inference settings, evaluation data checksums and settings, so the same numbers"
+    )
 
 
 def write_report(results: list[dict[str, Any]], output_dir: str | os.PathLike[str]) -> Path:

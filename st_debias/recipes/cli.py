@@ -33,6 +33,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     train.add_argument("--overwrite", action="store_true", help="replace a run already in --output")
     train.add_argument("--eval-tasks", default="sts,bias", help="evaluation groups: sts,bias[,mteb]")
+    train.add_argument(
+        "--quick-eval",
+        action="store_true",
+        help="evaluate on STS-B and SICK-R test only (plus the bias probes), labelled 'quick', instead of the "
+        "full STS12-16, STS-B, SICK-R suite (13,310 instead of 31,835 sentences to encode after training)",
+    )
     train.add_argument("--no-eval", action="store_true", help="skip the before/after evaluation")
     train.add_argument("--cache-dir", default=None, help="cache for built rows and evaluations")
     train.set_defaults(func=run_train)
@@ -76,6 +82,7 @@ def run_train(args: argparse.Namespace) -> int:
             resume_from_checkpoint=args.resume,
             evaluate=not args.no_eval,
             eval_tasks=tuple(t.strip() for t in args.eval_tasks.split(",") if t.strip()),
+            quick_eval=args.quick_eval,
             cache_dir=args.cache_dir,
             overwrite=args.overwrite,
         )
@@ -91,7 +98,20 @@ def run_train(args: argparse.Namespace) -> int:
         return 0
     print(f"\nSaved model: {result.model_dir}  (best checkpoint: {result.best_checkpoint})")
     if result.table:
-        print("\nBefore / after:\n")
+        from st_debias.evaluation.report import reuse_note
+
+        report = result.output_dir / "eval"
+        print("\nBefore / after (Spearman × 100 of cosine, SentEval 'all' setting; ↓ = lower is better):\n")
         print(result.table)
-        print(f"\nReport: {result.output_dir / 'eval' / 'report.md'}")
+        for entry in (result.before, result.after):
+            note = reuse_note(entry or {})
+            if note:
+                print(f"{entry['model']}: {note}.")
+        if args.quick_eval:
+            print(
+                "Quick evaluation: STS-B and SICK-R test and the bias probes, not the STS-7 average. Full suite: "
+                f"run without --quick-eval, or st-debias eval default {result.model_dir} --tasks sts,bias "
+                f"--output {result.output_dir / 'eval-full'}"
+            )
+        print(f"Full report (plots, data sources): {report / 'report.md'}; every number: {report / 'results.json'}")
     return 0

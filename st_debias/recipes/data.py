@@ -15,11 +15,19 @@ from datasets import Dataset, load_from_disk
 from st_debias.data.io.corpus import clean_sentences, read_sentences
 from st_debias.data.io.embeddings import cache_root
 from st_debias.files import atomic_write_json, publish_folder
+from st_debias.progress import announce
 
 from .config import Recipe
 
 __all__ = ["build_rows", "cache_root", "read_corpus"]
 logger = logging.getLogger(__name__)
+
+#: What each data kind builds, for the one-line announcement before building.
+_ROW_KINDS = {
+    "simcse": "(anchor, anchor) SimCSE pairs",
+    "ipw": "DebCSE inverse-propensity-weighted (anchor, positive, negative) rows",
+    "negation": "(anchor, paraphrase, negation) rows with spaCy negations",
+}
 
 
 def read_corpus(path: str | os.PathLike[str] | None, count: int) -> list[str]:
@@ -73,7 +81,13 @@ def build_rows(
     folder = cache_root(cache_dir) / "rows" / f"{recipe.data.kind}-{_key(recipe, sentences, model, wanted)}"
     cached = _read_cached_rows(folder)
     if cached is not None:
+        announce(f"Reusing the {recipe.data.kind} rows cached at {folder}.", show_progress_bar)
         return cached
+    announce(
+        f"Building rows: {_ROW_KINDS[recipe.data.kind]} from {len(sentences):,} corpus sentences "
+        f"(up to {wanted:,} rows kept)…",
+        show_progress_bar,
+    )
     builders = {"simcse": _simcse_rows, "ipw": _ipw_rows, "negation": _negation_rows}
     rows, report = builders[recipe.data.kind](recipe, sentences, model, cache_dir, show_progress_bar)
     if len(rows) > wanted:

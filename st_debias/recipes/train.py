@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import copy
-import json
 import logging
 import os
 import shutil
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,9 +14,10 @@ import yaml
 
 from st_debias.files import atomic_write_json, atomic_write_text
 from st_debias.paths import load_model, resolve_model_name
+from st_debias.progress import announce, torch_threads
 
 from .config import Recipe, TrainingConfig
-from .data import build_rows, cache_root, read_corpus
+from .data import build_rows, read_corpus
 from .losses import build_loss
 from .run_folder import prepare_output, resume_checkpoint, run_identity
 
@@ -43,25 +42,6 @@ class TrainResult:
 def load_start_model(name_or_path: str | os.PathLike[str] | None):
     """Load the model to fine-tune: a hub id, a local folder (checked), or the packaged default."""
     return load_model(name_or_path)
-
-
-def evaluate_cached(model: Any, tasks: tuple[str, ...], data_dir: str | None, label: str, cache_dir: Path | None) -> dict:
-    """``evaluate_model``, memoised on disk by the model's weight fingerprint (the start model is evaluated once)."""
-    from st_debias.evaluation import evaluate_model, model_fingerprint
-
-    key = f"{model_fingerprint(model)}-{'-'.join(tasks)}"
-    path = (cache_dir or cache_root()) / "eval" / f"{key}.json"
-    result = None
-    if path.exists():
-        try:
-            result = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError as error:
-            logger.warning("Evaluation cache entry %s is unreadable (%s); evaluating again.", path, error)
-    if result is None:
-        result = evaluate_model(model, tasks=tasks, data_dir=data_dir, label=label)
-        atomic_write_json(path, result, indent=None)
-    result["model"] = label
-    return result
 
 
 def is_main_process() -> bool:
@@ -105,6 +85,7 @@ def train_recipe(
     resume_from_checkpoint: bool | str | None = None,
     evaluate: bool = True,
     eval_tasks: tuple[str, ...] = ("sts", "bias"),
+    quick_eval: bool = False,
     cache_dir: str | os.PathLike[str] | None = None,
     show_progress_bar: bool = True,
     overwrite: bool = False,
@@ -121,6 +102,7 @@ def train_recipe(
             path; the folder's ``run.json`` must name the same recipe, model, corpus and seed.
         evaluate: run the STS suite and bias probes before and after training.
         eval_tasks: evaluation groups (``sts``, ``bias``, ``mteb``).
+        quick_eval: score STS-B and SICK-R test only (plus the bias probes), labelled as such, instead of the STS-7.
         cache_dir: where built rows and evaluations are cached (default ``$ST_DEBIAS_CACHE`` or ~/.cache/st_debias).
         show_progress_bar: tqdm bars while building, training and evaluating.
         overwrite: replace a run already in ``output_dir`` (without it, such a folder is refused).
@@ -136,7 +118,15 @@ def train_recipe(
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
     from sentence_transformers.base.sampler import BatchSamplers
 
-    from st_debias.evaluation import compare_table, sts_dev_evaluator, write_report, write_results
+    from st_debias.evaluation import (
+        QUICK_STS_TASKS,
+        STS_TASKS,
+        compare_table,
+        evaluate_or_reuse,
+        sts_dev_evaluator,
+        write_report,
+        write_results,
+    )
 
     from .stopping import SaveAndStopOnSignal, TrainingInterrupted
 
@@ -157,6 +147,7 @@ def train_recipe(
     # The negation builder skips sentences with no negation or no paraphrase: read more than the rows needed.
     oversample = 3 if recipe.data.kind == "negation" else 1
     sentences = read_corpus(corpus, training.sentences or oversample * rows_wanted)
+    sts_tasks = QUICK_STS_TASKS if quick_eval else STS_TASKS
     args = SentenceTransformerTrainingArguments(
         output_dir=str(output_dir / "checkpoints"),
         max_steps=training.steps,
@@ -185,7 +176,10 @@ def train_recipe(
     # Rank 0 first: it evaluates the start model and builds (and caches) the rows; the others then read the cache.
     with args.main_process_first(local=False, desc="st-debias: building training rows"):
         if evaluate and main_process:
-            before = evaluate_cached(start_model, tuple(eval_tasks), data_dir, f"{start_label} (start)", cache)
+            before = evaluate_or_reuse(
+                start_model, eval_tasks, data_dir, label=f"{start_label} (start)", cache_dir=cache,
+                show_progress_bar=show_progress_bar, sts_tasks=sts_tasks,
+            )
         start_model.max_seq_length = training.max_seq_length
         rows, data_report = build_rows(
             recipe, sentences, start_model, cache_dir=cache, show_progress_bar=show_progress_bar, max_rows=rows_wanted
@@ -209,8 +203,12 @@ def train_recipe(
         callbacks=[stop_on_signal],
     )
     if main_process:
-        print(f"[st-debias train] training {recipe.name!r}: {training.steps} steps of {training.batch_size} rows "
-              f"from {len(rows)} rows -> {output_dir}", file=sys.stderr, flush=True)
+        announce(
+            f"Training: {training.steps} steps of {training.batch_size} rows ({', '.join(rows.column_names)}; up to "
+            f"{training.max_seq_length} tokens) from {len(rows)} rows, STS-B dev every {training.eval_steps} steps "
+            f"to keep the best checkpoint ({torch_threads()}) -> {output_dir}…",
+            show_progress_bar,
+        )
     with stop_on_signal:
         trainer.train(resume_from_checkpoint=checkpoint)
     step = trainer.state.global_step
@@ -235,7 +233,10 @@ def train_recipe(
     atomic_write_json(output_dir / "data_report.json", data_report)
 
     if evaluate:
-        after = evaluate_cached(start_model, tuple(eval_tasks), data_dir, f"{recipe.name} (trained)", cache)
+        after = evaluate_or_reuse(
+            start_model, eval_tasks, data_dir, label=f"{recipe.name} (trained)", cache_dir=cache,
+            show_progress_bar=show_progress_bar, sts_tasks=sts_tasks,
+        )
         after["recipe"] = recipe.to_dict()
         after["best_checkpoint"] = trainer.state.best_model_checkpoint
         write_results([before, after], output_dir / "eval")
