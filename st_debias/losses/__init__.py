@@ -2,10 +2,28 @@
 
 from __future__ import annotations
 
+from .cached import (
+    CachedDebiasInfoNCE,
+    CachedFocalInfoNCE,
+    CachedInstanceWeightedMNRL,
+    CachedLoss,
+    CachedMarginNegationLoss,
+)
 from .debias_infonce import DebiasInfoNCE
 from .focal_infonce import FocalInfoNCE
 from .instance_weighted_mnrl import InstanceWeightedMNRL
 from .margin_negation import MarginNegationLoss
 from .recall_regularizer import RecallRegularizer
 
-__all__ = ["DebiasInfoNCE", "FocalInfoNCE", "InstanceWeightedMNRL", "MarginNegationLoss", "RecallRegularizer"]
+__all__ = [
+    "CachedDebiasInfoNCE",
+    "CachedFocalInfoNCE",
+    "CachedInstanceWeightedMNRL",
+    "CachedLoss",
+    "CachedMarginNegationLoss",
+    "DebiasInfoNCE",
+    "FocalInfoNCE",
+    "InstanceWeightedMNRL",
+    "MarginNegationLoss",
+    "RecallRegularizer",
+]
