@@ -334,3 +334,63 @@ def test_invalid_setups_raise(tiny_model, tiny_model_dir: Path):
         MatryoshkaLoss(tiny_model, CachedFocalInfoNCE(tiny_model), matryoshka_dims=[128, 64])
     with pytest.raises(ValueError, match="model=None"):
         CachedFocalInfoNCE(None)([tiny_model.preprocess(["a", "b"])] * 2)
+
+
+def _distributed_worker(rank: int, store: str, model_dir: str, out_dir: str) -> None:
+    """One of two gloo processes: uncached and cached losses with gather_across_devices on its half batch."""
+    import sys
+
+    import torch.distributed as dist
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from tests.conftest import first_sentences
+
+    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=2)
+    try:
+        model = load_tiny_model(Path(model_dir)).double().eval()
+        texts = [column[rank * 3 : rank * 3 + 3] for column in _texts(first_sentences(4 * BATCH), "negation")]
+        features = [model.preprocess(column) for column in texts]
+        pairs = {
+            "focal": (
+                FocalInfoNCE(model, gather_across_devices=True),
+                CachedFocalInfoNCE(model, 2, gather_across_devices=True),
+            ),
+            "debcse": (
+                DebiasInfoNCE(model, gather_across_devices=True),
+                CachedDebiasInfoNCE(model, 2, gather_across_devices=True),
+            ),
+            "osscse": (
+                MarginNegationLoss(model, contrastive="paraphrase", gather_across_devices=True),
+                CachedMarginNegationLoss(model, 2, contrastive="paraphrase", gather_across_devices=True),
+            ),
+        }
+        results = {
+            name: (_step(model, u, features, None, 0), _step(model, c, features, None, 0))
+            for name, (u, c) in pairs.items()
+        }
+        results["local-only"] = _step(model, CachedFocalInfoNCE(model, 2), features, None, 0)[0]
+        torch.save(results, str(Path(out_dir) / f"rank{rank}.pt"))
+    finally:
+        dist.destroy_process_group()
+
+
+@pytest.mark.timeout(300)
+def test_gather_across_devices_under_the_cache(tiny_model_dir: Path, tmp_path: Path):
+    """Two CPU processes (gloo): with gather_across_devices, the cached losses gather the cached embeddings of
+    both processes in step 2 and give each process the same loss and parameter gradients as the uncached
+    loss. Guards against a cache that silently trains each process on its local half-batch only."""
+    import torch.multiprocessing as mp
+
+    mp.spawn(
+        _distributed_worker,
+        args=(str(tmp_path / "store"), str(tiny_model_dir), str(tmp_path)),
+        nprocs=2,
+        join=True,
+    )
+    for rank in range(2):
+        results = torch.load(tmp_path / f"rank{rank}.pt")
+        local_only = results.pop("local-only")
+        for uncached, cached in results.values():
+            _assert_same(uncached, cached)
+        # Sanity: the gather happened (3 local rows against 6 candidates), so it changes the loss.
+        assert abs(local_only["loss"] - results["focal"][1][0]["loss"]) > 1e-6

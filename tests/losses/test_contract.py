@@ -12,6 +12,8 @@ import torch
 from torch import nn
 
 from st_debias.losses import (
+    CachedFocalInfoNCE,
+    CachedMarginNegationLoss,
     DebiasInfoNCE,
     FocalInfoNCE,
     InstanceWeightedMNRL,
@@ -58,6 +60,12 @@ CASES = [
     Case("DebiasInfoNCE", lambda: DebiasInfoNCE(None, in_batch_negatives="both"), 4),
     Case("MarginNegationLoss", lambda: MarginNegationLoss(None, alpha=0.1, beta=0.1, margin_weight=1.0), 4),
     Case("RecallRegularizer", _recall_case, 2),
+    Case("CachedFocalInfoNCE", lambda: CachedFocalInfoNCE(None, margin=0.3), 3),
+    Case(
+        "CachedMarginNegationLoss",
+        lambda: CachedMarginNegationLoss(None, alpha=0.1, beta=0.1, margin_weight=1.0),
+        4,
+    ),
 ]
 IDS = [case.name for case in CASES]
 
