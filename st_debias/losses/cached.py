@@ -231,7 +231,10 @@ class CachedLoss(CachedLossMixin, nn.Module):
     def _guide_kwargs(
         self, features: list[dict[str, Tensor]], ranges: list[tuple[int, int]]
     ) -> dict[str, Any]:
-        """A live guide model (InstanceWeightedMNRL) embeds once, in mini-batches, without gradients."""
+        """A live guide model (InstanceWeightedMNRL) embeds once, in mini-batches, without gradients.
+
+        ``ranges`` are the first column's: row-count mini-batches are the same for every column.
+        """
         if getattr(self.loss, "guide", None) is None:
             return {}
         chunks = [
