@@ -18,9 +18,9 @@ from pathlib import Path
 
 import torch
 
-from st_debias.data.corpus import clean_sentences, read_sentences
-from st_debias.data.embeddings import encode_shard, merge_shards
-from st_debias.data.ipw import sample_negatives
+from st_debias.data.io.corpus import clean_sentences, read_sentences
+from st_debias.data.io.embeddings import encode_shard, merge_shards
+from st_debias.data.ipw.builder import sample_negatives
 from st_debias.paths import load_model
 
 

@@ -12,8 +12,8 @@ import json
 import subprocess
 from pathlib import Path
 
-from st_debias.data.corpus import read_sentences
-from st_debias.data.ipw import IPWBuilder
+from st_debias.data.io.corpus import read_sentences
+from st_debias.data.ipw.builder import IPWBuilder
 from st_debias.paths import load_model
 
 

@@ -18,8 +18,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from st_debias.data.corpus import read_sentences
-from st_debias.data.negation import Negator
+from st_debias.data.io.corpus import read_sentences
+from st_debias.data.negation.negator import Negator
 from st_debias.data.text import words
 from st_debias.paths import data_file
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from st_debias.data.paraphrase_syntactic import RULES, SyntacticParaphraser
+from st_debias.data.paraphrase.syntactic import RULES, SyntacticParaphraser
 from st_debias.data.text import match_error_rate
 from st_debias.paths import data_file, load_model
 
@@ -61,16 +61,16 @@ def grammar_ok(doc) -> bool:
 
 
 def find_negator(nlp):
-    """The negation builder's sentences -> negations function (``st_debias.data.negation.Negator``), if present."""
+    """The negation builder's sentences -> negations function (``st_debias.data.negation.negator.Negator``), if present."""
     try:
-        module = importlib.import_module("st_debias.data.negation")
+        module = importlib.import_module("st_debias.data.negation.negator")
     except ImportError:
-        return None, "st_debias.data.negation not found"
+        return None, "st_debias.data.negation.negator not found"
     negator_cls = getattr(module, "Negator", None)
     if negator_cls is None:
-        return None, "st_debias.data.negation has no Negator"
+        return None, "st_debias.data.negation.negator has no Negator"
     negator = negator_cls(nlp=nlp)
-    return negator.negate, "st_debias.data.negation.Negator(nlp=<same pipeline>).negate"
+    return negator.negate, "st_debias.data.negation.negator.Negator(nlp=<same pipeline>).negate"
 
 
 def embed(model, texts: list[str], batch_size: int = 128) -> np.ndarray:

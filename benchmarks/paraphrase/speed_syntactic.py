@@ -18,8 +18,8 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from st_debias.data.corpus import read_sentences
-from st_debias.data.syntactic import SyntacticParaphraser
+from st_debias.data.io.corpus import read_sentences
+from st_debias.data.paraphrase.syntactic import SyntacticParaphraser
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,12 +4,16 @@ Public API (imported lazily, so ``from st_debias.data.text import words`` stays 
 
 * :func:`build_ipw_dataset` / :class:`IPWBuilder`: (anchor, positive, negative_1..m[, label]) rows.
 * :func:`build_negation_dataset` / :class:`OssCSEBuilder`: (anchor, paraphrase, negation) rows.
+  Builders take any iterable of strings, a ``datasets`` column (``dataset["text"]``) or a ``Dataset`` with
+  ``column="text"``.
+* :func:`candidate_generators`: the named paraphrase/positive choices (``syntactic``, the recipes' and the
+  negation builder's default; ``syntactic+edits``; ``edits``; ``dropout``).
 * :class:`Negator`, :class:`NegatedAntonymGenerator`: rule negation with spaCy.
 * candidate generators: :class:`WordDeletion`, :class:`FrequentWordInsertion`, :class:`WordRepetition`,
   :class:`WordNetSynonym`, :class:`EditChain`, :class:`UnionGenerator`, :class:`CorpusNeighbourGenerator`,
   :class:`Seq2SeqGenerator` (plus :class:`CandidateGenerator`, :class:`Candidate` to write your own).
-* :func:`encode_corpus`, :func:`encode_shard`, :func:`merge_shards` (embeddings, cached),
-  :func:`range_topk` (exact range neighbour search), :func:`merge_builds` (shard outputs),
+* :func:`encode_corpus`, :func:`encode_shard`, :func:`merge_shards` (embedding shards, cached),
+  :func:`range_topk` (exact range neighbour search), :func:`merge_builds` (row shards and their reports),
   :func:`to_input_examples` (legacy ``model.fit``), :class:`BuildReport`.
 """
 
@@ -21,34 +25,36 @@ from typing import Any
 _EXPORTS = {
     "build_ipw_dataset": "st_debias.data.builders",
     "build_negation_dataset": "st_debias.data.builders",
-    "IPWBuilder": "st_debias.data.ipw",
-    "sample_negatives": "st_debias.data.ipw",
-    "to_input_examples": "st_debias.data.ipw",
+    "IPWBuilder": "st_debias.data.ipw.builder",
+    "sample_negatives": "st_debias.data.ipw.builder",
+    "to_input_examples": "st_debias.data.ipw.builder",
     "merge_builds": "st_debias.data.builders",
-    "OssCSEBuilder": "st_debias.data.osscse",
-    "Negator": "st_debias.data.negation",
-    "NegationResult": "st_debias.data.negation",
-    "NegatedAntonymGenerator": "st_debias.data.negation",
+    "candidate_generators": "st_debias.data.builders",
+    "OssCSEBuilder": "st_debias.data.negation.builder",
+    "Negator": "st_debias.data.negation.negator",
+    "NegationResult": "st_debias.data.negation.negator",
+    "NegatedAntonymGenerator": "st_debias.data.negation.negator",
     "Candidate": "st_debias.data.generators",
     "CandidateGenerator": "st_debias.data.generators",
     "GenerationReport": "st_debias.data.generators",
-    "WordDeletion": "st_debias.data.paraphrase_edits",
-    "FrequentWordInsertion": "st_debias.data.paraphrase_edits",
-    "WordRepetition": "st_debias.data.paraphrase_edits",
-    "WordNetSynonym": "st_debias.data.paraphrase_edits",
-    "EditChain": "st_debias.data.paraphrase_edits",
-    "UnionGenerator": "st_debias.data.paraphrase_edits",
-    "default_edit_generators": "st_debias.data.paraphrase_edits",
-    "default_paraphrase_generators": "st_debias.data.paraphrase_edits",
-    "CorpusNeighbourGenerator": "st_debias.data.paraphrase_corpus",
-    "Seq2SeqGenerator": "st_debias.data.paraphrase_seq2seq",
-    "encode_corpus": "st_debias.data.embeddings",
-    "encode_shard": "st_debias.data.embeddings",
-    "merge_shards": "st_debias.data.embeddings",
-    "range_topk": "st_debias.data.neighbours",
-    "BuildReport": "st_debias.data.report",
-    "read_sentences": "st_debias.data.corpus",
-    "clean_sentences": "st_debias.data.corpus",
+    "WordDeletion": "st_debias.data.paraphrase.edits",
+    "FrequentWordInsertion": "st_debias.data.paraphrase.edits",
+    "WordRepetition": "st_debias.data.paraphrase.edits",
+    "WordNetSynonym": "st_debias.data.paraphrase.edits",
+    "EditChain": "st_debias.data.paraphrase.edits",
+    "UnionGenerator": "st_debias.data.paraphrase.edits",
+    "default_edit_generators": "st_debias.data.paraphrase.edits",
+    "default_paraphrase_generators": "st_debias.data.paraphrase.edits",
+    "CorpusNeighbourGenerator": "st_debias.data.paraphrase.corpus",
+    "Seq2SeqGenerator": "st_debias.data.paraphrase.seq2seq",
+    "encode_corpus": "st_debias.data.io.embeddings",
+    "encode_shard": "st_debias.data.io.embeddings",
+    "merge_shards": "st_debias.data.io.embeddings",
+    "range_topk": "st_debias.data.ipw.neighbours",
+    "BuildReport": "st_debias.data.io.report",
+    "SyntacticParaphraser": "st_debias.data.paraphrase.syntactic",
+    "read_sentences": "st_debias.data.io.corpus",
+    "clean_sentences": "st_debias.data.io.corpus",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -12,6 +12,10 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+#: Named generator choices shared by the recipes (``paraphrases:``), ``st-debias build --generator`` and the
+#: one-call builders; :func:`st_debias.data.builders.candidate_generators` turns a name into generators.
+GENERATOR_CHOICES = ("syntactic", "syntactic+edits", "edits", "dropout")
+
 
 @dataclass(frozen=True)
 class Candidate:
@@ -64,6 +68,28 @@ class CandidateGenerator(ABC):
 
     def __call__(self, sentences: Sequence[str], *, seed: int = 0) -> list[list[Candidate]]:
         return self.generate(sentences, seed=seed)
+
+
+def candidate_pools(
+    generators: Sequence[CandidateGenerator], sentences: Sequence[str], *, seed: int = 0
+) -> tuple[list[list[Candidate]], dict[str, dict[str, object]]]:
+    """Each sentence's candidates from all ``generators``, in generator order, without the sentence itself
+    and without repeated texts; and each generator's report (by name) after its run.
+
+    The one pooling loop behind :class:`~st_debias.data.paraphrase.edits.UnionGenerator` and the IPW and
+    OssCSE builders.
+    """
+    pools: list[list[Candidate]] = [[] for _ in sentences]
+    seen: list[set[str]] = [{s} for s in sentences]
+    reports: dict[str, dict[str, object]] = {}
+    for generator in generators:
+        for pool, texts, candidates in zip(pools, seen, generator.generate(sentences, seed=seed)):
+            for candidate in candidates:
+                if candidate.text not in texts:
+                    texts.add(candidate.text)
+                    pool.append(candidate)
+        reports[generator.name] = generator.report.as_dict()
+    return pools, reports
 
 
 class FirstAvailable(CandidateGenerator):

@@ -1,8 +1,9 @@
 """Evaluation: STS suite (SentEval 'all' setting), MTEB STS tasks, surface-structure bias probes, report.
 
-Protocol in the project's METHODS §8. Entry points:
+Protocol: docs/evaluation.md. Entry points:
 
 * :func:`evaluate_model` — one model → one ``results.json`` entry (STS-7, bias probes, optional MTEB).
+* :mod:`~st_debias.evaluation.mteb_tasks` — the STS-7 and the bias probes as MTEB tasks.
 * :func:`sts_dev_evaluator` — STS-B dev ``EmbeddingSimilarityEvaluator`` for checkpoint selection.
 * :func:`write_report` / :func:`compare_table` — Markdown + PNG report, before/after table.
 """
@@ -11,14 +12,21 @@ from __future__ import annotations
 
 from st_debias.evaluation.bias import (
     ContOppnSplit,
-    NegationPairs,
+    WordOrderPairs,
     alignment_uniformity,
     cont_oppn_scores,
     cont_oppn_split,
+    negation_probe,
+    shuffle_word_order,
+    training_pair_statistics,
+    word_order_probe,
+)
+from st_debias.evaluation.bias_data import (
+    CorpusSlice,
+    NegationPairs,
     load_negation_pairs,
     load_pair_rows,
-    negation_probe,
-    training_pair_statistics,
+    load_word_order_sentences,
 )
 from st_debias.evaluation.embeddings import EmbeddingCache, model_fingerprint
 from st_debias.evaluation.evaluate import evaluate_model
@@ -30,10 +38,12 @@ from st_debias.evaluation.sts_data import STS_TASKS, STSData, load_sts, load_sts
 __all__ = [
     "STS_TASKS",
     "ContOppnSplit",
+    "CorpusSlice",
     "EmbeddingCache",
     "NegationPairs",
     "STSData",
     "STSSuite",
+    "WordOrderPairs",
     "alignment_uniformity",
     "compare_table",
     "cont_oppn_scores",
@@ -43,14 +53,17 @@ __all__ = [
     "load_pair_rows",
     "load_sts",
     "load_sts_file",
+    "load_word_order_sentences",
     "local_task",
     "model_fingerprint",
     "mteb_tasks",
     "negation_probe",
     "run_mteb",
+    "shuffle_word_order",
     "spearman_x100",
     "sts_dev_evaluator",
     "training_pair_statistics",
+    "word_order_probe",
     "write_report",
     "write_results",
 ]

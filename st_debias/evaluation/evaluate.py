@@ -9,14 +9,20 @@ from collections.abc import Sequence
 from typing import Any
 
 from st_debias.evaluation.bias import (
-    DEFAULT_NEGATION_PAIRS,
     alignment_uniformity,
     cont_oppn_scores,
     cont_oppn_split,
+    negation_probe,
+    shuffle_word_order,
+    training_pair_statistics,
+    word_order_probe,
+)
+from st_debias.evaluation.bias_data import (
+    DEFAULT_NEGATION_PAIRS,
+    DEFAULT_WORD_ORDER_LINES,
     load_negation_pairs,
     load_pair_rows,
-    negation_probe,
-    training_pair_statistics,
+    load_word_order_sentences,
 )
 from st_debias.evaluation.embeddings import EmbeddingCache, load_any_model, model_fingerprint
 from st_debias.evaluation.sts import STSSuite
@@ -45,7 +51,9 @@ def evaluate_model(
     *,
     label: str | None = None,
     negation_pairs: int | None = DEFAULT_NEGATION_PAIRS,
+    word_order_lines: int = DEFAULT_WORD_ORDER_LINES,
     mteb_data: str = "auto",
+    mteb_tasks: Sequence[str] = STS_TASKS,
     mteb_cache_dir: str | os.PathLike[str] | None = None,
     pair_dataset: Any | None = None,
     pair_columns: Sequence[str] | None = None,
@@ -65,7 +73,11 @@ def evaluate_model(
         show_progress_bar: tqdm bar while encoding.
         label: name shown in reports (default: the path/name, or the model card's id).
         negation_pairs: CANNOT pairs for the negation probe (default 3,000; None = all).
+        word_order_lines: lines from the end of the Wikipedia corpus for the word-order probe (default
+            1,000; sentences under 4 words are skipped and counted).
         mteb_data: ``auto``, ``local`` or ``hub`` (see :func:`st_debias.evaluation.mteb_tasks.mteb_tasks`).
+        mteb_tasks: MTEB task names for the ``mteb`` group (default: the STS-7; the probe tasks of
+            :mod:`st_debias.evaluation.mteb_probes` run locally too).
         mteb_cache_dir: MTEB result cache; None disables it.
         pair_dataset: optional training set of (anchor, positive, negative…) rows (a ``datasets.Dataset``,
             rows, or a .jsonl/.csv/.tsv path); its lexical overlap and cosine under *this* model (as the
@@ -88,7 +100,11 @@ def evaluate_model(
     t0 = time.perf_counter()
     needs_sts_data = "sts" in groups or "bias" in groups
     suite = STSSuite(STS_TASKS, data_dir) if needs_sts_data else None
-    negations = load_negation_pairs(data_dir, limit=negation_pairs) if "bias" in groups else None
+    negations = word_order = corpus_slice = None
+    if "bias" in groups:
+        negations = load_negation_pairs(data_dir, limit=negation_pairs)
+        corpus_slice = load_word_order_sentences(data_dir, count=word_order_lines)
+        word_order = shuffle_word_order(corpus_slice.sentences)
     timing["load_data"] = time.perf_counter() - t0
 
     cache = EmbeddingCache(st_model, batch_size=batch_size, show_progress_bar=show_progress_bar)
@@ -98,6 +114,7 @@ def evaluate_model(
         if negations is not None:
             sentences += negations.sentences + negations.negations
             sentences += [p for p in negations.paraphrases if p is not None]
+            sentences += word_order.sentences + word_order.shuffled
         cache.prefetch(sentences)
         timing["encode"] = time.perf_counter() - t0
         cosines = suite.cosines(cache)
@@ -115,9 +132,11 @@ def evaluate_model(
         entry["bias"] = {
             "cont_oppn": cont_oppn,
             "negation": negation_probe(cache, negations),
+            "word_order": word_order_probe(cache, word_order),
             "alignment_uniformity": alignment_uniformity(cache, suite.data["STSBenchmark"]),
         }
         sources["negation"] = negations.describe()
+        sources["word_order"] = {**corpus_slice.describe(), **word_order.describe()}
         sources["alignment_uniformity"] = (
             "STSBenchmark test: alignment over pairs with score > 4, uniformity over unique sentences"
         )
@@ -134,6 +153,7 @@ def evaluate_model(
         t0 = time.perf_counter()
         mteb_result = run_mteb(
             st_model,
+            list(mteb_tasks),
             data=mteb_data,
             data_dir=data_dir,
             label=label,

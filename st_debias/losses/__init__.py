@@ -27,3 +27,19 @@ __all__ = [
     "MarginNegationLoss",
     "RecallRegularizer",
 ]
+
+# Public path in model cards and reprs (sentence-transformers names a loss by its class's module).
+for _loss_class in (
+    CachedDebiasInfoNCE,
+    CachedFocalInfoNCE,
+    CachedInstanceWeightedMNRL,
+    CachedLoss,
+    CachedMarginNegationLoss,
+    DebiasInfoNCE,
+    FocalInfoNCE,
+    InstanceWeightedMNRL,
+    MarginNegationLoss,
+    RecallRegularizer,
+):
+    _loss_class.__module__ = __name__
+del _loss_class

@@ -132,7 +132,7 @@ class CachedLoss(CachedLossMixin, nn.Module):
         if isinstance(loss, RecallRegularizer):
             raise ValueError(
                 f"{name}: RecallRegularizer depends on the parameters, not only on the embeddings, so its gradient "
-                f"cannot be cached. Wrap it around the cached loss instead: RecallRegularizer({name}(model, ...))."
+                f"cannot be cached. Wrap it around the cached loss instead: RecallRegularizer(model, {name}(model, ...))."
             )
         if not callable(getattr(loss, "compute_loss_from_embeddings", None)):
             raise ValueError(
@@ -269,7 +269,7 @@ class CachedLoss(CachedLossMixin, nn.Module):
 def _input_columns(loss: nn.Module, features: list[dict[str, Tensor]]) -> list[dict[str, Tensor]]:
     """The columns the wrapped loss embeds: MarginNegationLoss(contrastive="dropout") adds a second anchor view."""
     if isinstance(loss, MarginNegationLoss) and loss.contrastive == "dropout" and len(features) == 3:
-        features.append(dict(features[0]))
+        features.append(loss._dropout_view(features[0]))
     return features
 
 
@@ -457,9 +457,10 @@ class CachedMarginNegationLoss(CachedLoss):
     ) -> None:
         r""":class:`MarginNegationLoss` (OssCSE) with GradCache: the same parts and gradients in flat memory.
 
-        Returns the same dict ``{"contrastive": l_c, "margin": λ·l_m}``; each part keeps its exact
+        Returns what :class:`MarginNegationLoss` returns: the sum of its parts, or with
+        ``return_parts=True`` the dict ``{"contrastive": l_c, "margin": λ·l_m}``, each part with its exact
         gradient. With ``contrastive="dropout"`` the anchor's second dropout view is embedded as an
-        extra column. For OssCSE's recall term, wrap this loss: ``RecallRegularizer(CachedMarginNegationLoss(model))``.
+        extra column. For OssCSE's recall term, wrap this loss: ``RecallRegularizer(model, CachedMarginNegationLoss(model))``.
         See :class:`CachedLoss`.
 
         Args:
@@ -494,7 +495,7 @@ class CachedMarginNegationLoss(CachedLoss):
                     "paraphrase": ["The budget was approved by the committee.", "The new design is liked by her."],
                     "negation": ["The committee did not approve the budget.", "She does not like the new design."],
                 })
-                loss = RecallRegularizer(CachedMarginNegationLoss(model, mini_batch_size=1), gamma=2e-3)
+                loss = RecallRegularizer(model, CachedMarginNegationLoss(model, mini_batch_size=1), gamma=2e-3)
                 SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss).train()
         """
         super().__init__(model, MarginNegationLoss(model, **loss_kwargs), mini_batch_size, show_progress_bar)

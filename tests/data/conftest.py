@@ -1,5 +1,5 @@
-"""Fixtures for the data-builder tests: real sentences from the shared data, the negator, a session-wide tiny
-guide model built from ``tiny_model_dir`` of ``tests/conftest.py`` (whose ``tiny_model`` the training tests use)."""
+"""Fixtures for the data-builder tests: real sentences from the shared data, the negator and an embedding
+cache (the tiny guide models come from ``tests/conftest.py``)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def data_root() -> Path:
 @pytest.fixture(scope="session")
 def wiki(data_root) -> list[str]:
     """The first 2,000 Wikipedia sentences of the shared corpus (a uniform random sample)."""
-    from st_debias.data.corpus import read_sentences
+    from st_debias.data.io.corpus import read_sentences
 
     return read_sentences(data_root / "corpus" / "wiki_sentences.txt", limit=2000)
 
@@ -51,22 +51,12 @@ def cannot_pairs(data_root) -> dict[str, list[tuple[str, str]]]:
 
 @pytest.fixture(scope="session")
 def negator():
-    from st_debias.data.negation import Negator
+    from st_debias.data.negation.negator import Negator
 
     try:
         return Negator(SPACY_TEST_MODEL)
     except OSError as error:  # pragma: no cover
         pytest.skip(str(error))
-
-
-@pytest.fixture(scope="session")
-def session_tiny_model(tiny_model_dir):
-    """One tiny SentenceTransformer for the whole session (read-only use: encoding)."""
-    from sentence_transformers import SentenceTransformer
-    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
-
-    transformer = Transformer(str(tiny_model_dir), max_seq_length=32)
-    return SentenceTransformer(modules=[transformer, Pooling(128)], device="cpu")
 
 
 @pytest.fixture(scope="session")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import torch
 
-from st_debias.data.ipw import IPWBuilder
-from st_debias.data.osscse import OssCSEBuilder
-from st_debias.data.paraphrase_edits import WordDeletion
+from st_debias.data.ipw.builder import IPWBuilder
+from st_debias.data.negation.builder import OssCSEBuilder
+from st_debias.data.paraphrase.edits import WordDeletion
 
 
 def _train(model, dataset, loss, tmp_path) -> float:

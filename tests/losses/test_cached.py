@@ -111,8 +111,8 @@ CASES: dict[str, tuple[str, Callable, Callable | None]] = {
     "osscse-dropout": (
         "negation",
         lambda model, guide, m, phi: (
-            MarginNegationLoss(model, margin_weight=0.5, alpha=0.1, beta=0.1),
-            CachedMarginNegationLoss(model, m, margin_weight=0.5, alpha=0.1, beta=0.1),
+            MarginNegationLoss(model, margin_weight=0.5, alpha=0.1, beta=0.1, return_parts=True),
+            CachedMarginNegationLoss(model, m, margin_weight=0.5, alpha=0.1, beta=0.1, return_parts=True),
         ),
         None,
     ),
@@ -132,10 +132,10 @@ CASES: dict[str, tuple[str, Callable, Callable | None]] = {
 
 
 @pytest.fixture
-def float64_models(tiny_model, tiny_model_dir: Path):
+def float64_models(tiny_model, tiny_bert_dir: Path):
     """The tiny model and a guide (its twin with other weights), both in float64."""
     torch.manual_seed(1)
-    guide = load_tiny_model(tiny_model_dir)
+    guide = load_tiny_model(tiny_bert_dir)
     with torch.no_grad():
         for parameter in guide.parameters():
             parameter.add_(0.05 * torch.randn_like(parameter))
@@ -256,8 +256,15 @@ def test_recall_regularizer_around_the_cached_loss(float64_models, wiki_sentence
     parameter gradient is added by autograd next to the replayed embedding gradients."""
     model, _ = float64_models
     features = [model.preprocess(column) for column in _texts(wiki_sentences, "negation")]
-    uncached = RecallRegularizer(MarginNegationLoss(model, margin_weight=0.5), gamma=0.1)
-    cached = RecallRegularizer(CachedMarginNegationLoss(model, 4, margin_weight=0.5), gamma=0.1)
+    uncached = RecallRegularizer(
+        model, MarginNegationLoss(model, margin_weight=0.5, return_parts=True), 0.1, return_parts=True
+    )
+    cached = RecallRegularizer(
+        model,
+        CachedMarginNegationLoss(model, 4, margin_weight=0.5, return_parts=True),
+        0.1,
+        return_parts=True,
+    )
     with torch.no_grad():
         for parameter in model.parameters():
             parameter.add_(0.01)  # the recall term is non-zero
@@ -265,17 +272,20 @@ def test_recall_regularizer_around_the_cached_loss(float64_models, wiki_sentence
     _assert_same(_step(model, uncached, features, None, seed=3), _step(model, cached, features, None, seed=3))
 
 
-def test_trainer_step(tiny_model, wiki_sentences, tmp_path: Path):
+def test_trainer_step(tiny_model, tiny_bert_dir: Path, wiki_sentences, tmp_path: Path):
     """One SentenceTransformerTrainer step per cached loss: the hook runs inside the trainer's backward
     (gradient scaling, zero_grad) and the weights change; dict parts are logged."""
-    guide = load_tiny_model(Path(tiny_model[0].auto_model.name_or_path))
+    guide = load_tiny_model(tiny_bert_dir)
+    threshold = _median_guide_cosine(guide, _texts(wiki_sentences, "pair"))
     builds = {
         "pair": lambda model: CachedInstanceWeightedMNRL(
-            model, mini_batch_size=3, guide=guide, noise_ratio=1.0
+            model, mini_batch_size=3, guide=guide, noise_ratio=1.0, threshold=threshold
         ),
         "four": lambda model: CachedDebiasInfoNCE(model, mini_batch_size=4),
         "negation": lambda model: RecallRegularizer(
-            CachedMarginNegationLoss(model, mini_batch_size=4, margin_weight=1.0)
+            model,
+            CachedMarginNegationLoss(model, mini_batch_size=4, margin_weight=1.0, return_parts=True),
+            return_parts=True,
         ),
         "triplet": lambda model: CachedFocalInfoNCE(model, mini_batch_size=4),
     }
@@ -320,14 +330,14 @@ def test_config_and_citation(tiny_model):
     assert "gao2021scaling" in citation and "shi2023osscse" in citation
 
 
-def test_invalid_setups_raise(tiny_model, tiny_model_dir: Path):
+def test_invalid_setups_raise(tiny_model, tiny_bert_dir: Path):
     """Guards against silently wrong training: a recall term inside the cache (its parameter gradient would be
     dropped), a wrapped loss on another model (gradients to the wrong weights), MatryoshkaLoss (its cached
     path would bypass this class), a zero mini-batch size, and training a model=None loss."""
     with pytest.raises(ValueError, match="RecallRegularizer"):
-        CachedLoss(tiny_model, RecallRegularizer(FocalInfoNCE(tiny_model)))
+        CachedLoss(tiny_model, RecallRegularizer(tiny_model, FocalInfoNCE(tiny_model)))
     with pytest.raises(ValueError, match="same model"):
-        CachedLoss(tiny_model, FocalInfoNCE(load_tiny_model(tiny_model_dir)))
+        CachedLoss(tiny_model, FocalInfoNCE(load_tiny_model(tiny_bert_dir)))
     with pytest.raises(ValueError, match="mini_batch_size"):
         CachedFocalInfoNCE(tiny_model, mini_batch_size=0)
     with pytest.raises(ValueError, match="MatryoshkaLoss"):
@@ -360,8 +370,12 @@ def _distributed_worker(rank: int, store: str, model_dir: str, out_dir: str) -> 
                 CachedDebiasInfoNCE(model, 2, gather_across_devices=True),
             ),
             "osscse": (
-                MarginNegationLoss(model, contrastive="paraphrase", gather_across_devices=True),
-                CachedMarginNegationLoss(model, 2, contrastive="paraphrase", gather_across_devices=True),
+                MarginNegationLoss(
+                    model, contrastive="paraphrase", gather_across_devices=True, return_parts=True
+                ),
+                CachedMarginNegationLoss(
+                    model, 2, contrastive="paraphrase", gather_across_devices=True, return_parts=True
+                ),
             ),
         }
         results = {
@@ -375,7 +389,7 @@ def _distributed_worker(rank: int, store: str, model_dir: str, out_dir: str) -> 
 
 
 @pytest.mark.timeout(300)
-def test_gather_across_devices_under_the_cache(tiny_model_dir: Path, tmp_path: Path):
+def test_gather_across_devices_under_the_cache(tiny_bert_dir: Path, tmp_path: Path):
     """Two CPU processes (gloo): with gather_across_devices, the cached losses gather the cached embeddings of
     both processes in step 2 and give each process the same loss and parameter gradients as the uncached
     loss. Guards against a cache that silently trains each process on its local half-batch only."""
@@ -383,7 +397,7 @@ def test_gather_across_devices_under_the_cache(tiny_model_dir: Path, tmp_path: P
 
     mp.spawn(
         _distributed_worker,
-        args=(str(tmp_path / "store"), str(tiny_model_dir), str(tmp_path)),
+        args=(str(tmp_path / "store"), str(tiny_bert_dir), str(tmp_path)),
         nprocs=2,
         join=True,
     )

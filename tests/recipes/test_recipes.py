@@ -53,7 +53,7 @@ def test_rows_are_cached(tmp_path: Path, tiny_model, monkeypatch) -> None:
 
 def test_row_cache_key_follows_the_paraphraser_version(tiny_model, monkeypatch) -> None:
     """Rows built by older paraphrase rules are not reused once the rules change (their version is bumped)."""
-    from st_debias.data.syntactic import SyntacticParaphraser
+    from st_debias.data.paraphrase.syntactic import SyntacticParaphraser
     from st_debias.recipes import data
 
     sentences = ["The committee approved the budget."]
@@ -64,10 +64,10 @@ def test_row_cache_key_follows_the_paraphraser_version(tiny_model, monkeypatch) 
     assert data._key(simcse, sentences, tiny_model) == before[1]
 
 
-def test_train_recipe_end_to_end_and_resume(tiny_model_dir: Path, tmp_path: Path) -> None:
+def test_train_recipe_end_to_end_and_resume(tiny_bert_dir: Path, tmp_path: Path) -> None:
     """Train a recipe on the tiny model: the saved model card names the recipe and cites the loss; resuming works."""
     recipe = override(load_recipe("focal"), steps=4, batch_size=8, eval_steps=4, max_seq_length=16)
-    result = train_recipe(recipe, model=tiny_model_dir, output_dir=tmp_path / "run", evaluate=False,
+    result = train_recipe(recipe, model=tiny_bert_dir, output_dir=tmp_path / "run", evaluate=False,
                           cache_dir=tmp_path / "cache", show_progress_bar=False)
     card = (result.model_dir / "README.md").read_text()
     assert "st-debias-recipe-focal" in card and "hou2023focalinfonce" in card
@@ -81,7 +81,7 @@ def test_train_recipe_end_to_end_and_resume(tiny_model_dir: Path, tmp_path: Path
     assert reloaded.max_seq_length == 128, "the saved model must keep its own inference length, not the training one"
 
     longer = override(recipe, steps=6)
-    resumed = train_recipe(longer, model=tiny_model_dir, output_dir=tmp_path / "run", evaluate=False,
+    resumed = train_recipe(longer, model=tiny_bert_dir, output_dir=tmp_path / "run", evaluate=False,
                            cache_dir=tmp_path / "cache", resume_from_checkpoint=True, show_progress_bar=False)
     # Restored history keeps the first run's learning rates (schedule over 4 steps); a restart from scratch
     # would have re-logged steps 1-4 with the 6-step schedule.
@@ -105,12 +105,50 @@ def test_cli_train_reports_bad_input(arguments: list[str], message: str, capsys,
     assert message in capsys.readouterr().err
 
 
-def test_cli_train_runs_a_recipe(tiny_model_dir: Path, tmp_path: Path, capsys) -> None:
+def test_cli_train_runs_a_recipe(tiny_bert_dir: Path, tmp_path: Path, capsys) -> None:
     """The README's main job path: ``st-debias train`` parses, trains, saves and reports where the model went."""
     code = main([
-        "train", "--recipe", "focal", "--model", str(tiny_model_dir), "--steps", "2", "--batch-size", "8",
+        "train", "--recipe", "focal", "--model", str(tiny_bert_dir), "--steps", "2", "--batch-size", "8",
         "--max-seq-length", "16", "--output", str(tmp_path / "run"), "--cache-dir", str(tmp_path / "cache"), "--no-eval",
     ])
     assert code == 0
     assert (tmp_path / "run" / "model" / "model.safetensors").exists()
     assert "Saved model:" in capsys.readouterr().out
+
+
+BAD_RECIPE_FIELDS = [
+    ("loss: {name: FocalInfoNCE, params: {temperature: 0.05}}",
+     r"loss.params \['temperature'\] are not parameters of FocalInfoNCE; it takes \['scale', 'margin'"),
+    ("loss: {name: MarginNegationLoss, params: {contrastive: views}}",
+     "loss.params for MarginNegationLoss: .*contrastive must be"),
+    ("loss: {name: InstanceWeightedMNRL, params: {guide: start}}", r"loss.params \['guide'\] are set by the recipe"),
+    ("loss: {name: FocalInfoNCE, guide: start}", "loss.guide is read by InstanceWeightedMNRL only"),
+    ("loss: {name: FocalInfoNCE, recall_gamma: -1}", "loss.recall_gamma must be a finite number >= 0"),
+    ("data: {kind: ipw, options: {lambda: 0.8}}", r"data.options \['lambda'\] are not options of the ipw builder"),
+    ("data: {kind: ipw, options: {weight: .nan}}", "data.options: weight must be a finite number >= 0"),
+    ("data: {kind: negation, options: {paraphrases: backtranslation}}", "data.options.paraphrases must be one of"),
+    ("data: {kind: negation, options: {mer_range: [0.7, 0.2]}}", "data.options: mer_range must satisfy"),
+    ("data: {kind: simcse, options: {num_negatives: 2}}", "data kind 'simcse' takes no options"),
+    ("training: {steps: many}", "training.steps must be an integer, got 'many'"),
+    ("training: {learning_rate: 0}", "training.learning_rate must be > 0"),
+]
+
+
+@pytest.mark.parametrize(("section", "message"), BAD_RECIPE_FIELDS)
+def test_whole_recipe_is_validated_on_load(tmp_path: Path, section: str, message: str) -> None:
+    """Failure mode: an unknown loss parameter (``temperature: 0.05``) or builder option failed only after the
+    start-model evaluation and the row build, minutes later; now ``load_recipe`` names the file and field."""
+    path = tmp_path / "bad.yaml"
+    path.write_text(f"name: bad\nversion: 1\n{section}\n")
+    with pytest.raises(ValueError, match=rf"Recipe {path}: {message}"):
+        load_recipe(path)
+
+
+def test_one_loss_registry() -> None:
+    """Failure mode: ``LOSS_NAMES`` and ``build_loss``'s class table were parallel lists that drifted apart."""
+    from st_debias.recipes.config import LOSS_NAMES
+    from st_debias.recipes.losses import LOSSES, loss_class
+
+    assert LOSS_NAMES == tuple(LOSSES)
+    for name in LOSS_NAMES:
+        assert loss_class(name).__name__ == name

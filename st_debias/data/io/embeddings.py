@@ -1,0 +1,124 @@
+"""Guide-model embeddings of a corpus, cached on disk keyed by model and corpus.
+
+The cache lives outside the repository: ``cache_dir`` argument, else ``$ST_DEBIAS_CACHE``, else
+``~/.cache/st_debias``. The key hashes (a) the model's weights (:func:`st_debias.fingerprint.model_fingerprint`,
+so a model retrained into the same folder never reads its predecessor's embeddings), (b)
+``max_seq_length`` and normalisation, and (c) every sentence in order. A rerun on the same model and
+corpus therefore loads the ``.npy`` file instead of re-encoding; any change re-encodes.
+
+Scaling past one machine: :func:`encode_shard` encodes the ``index``-th of ``count`` contiguous slices
+(each cached under its own key, so shards can run on different machines sharing a cache folder, or be
+copied together), and :func:`merge_shards` concatenates them in order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from st_debias.fingerprint import model_fingerprint
+from st_debias.paths import ensure_model
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+CACHE_ENV = "ST_DEBIAS_CACHE"
+
+
+def cache_root(cache_dir: str | os.PathLike[str] | None = None) -> Path:
+    """The embedding cache folder (created on demand)."""
+    chosen = cache_dir or os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "st_debias"
+    return Path(chosen).expanduser()
+
+
+def corpus_key(sentences: Sequence[str], model_id: str, *, max_seq_length: int | None, normalize: bool) -> str:
+    """The cache key of (model, corpus, encoding settings)."""
+    digest = hashlib.sha256()
+    digest.update(f"{model_id}|{max_seq_length}|{normalize}|{len(sentences)}".encode())
+    for sentence in sentences:
+        digest.update(sentence.encode("utf-8"))
+        digest.update(b"\x00")
+    return digest.hexdigest()[:32]
+
+
+def encode_corpus(
+    sentences: Sequence[str],
+    model: SentenceTransformer | str | None = None,
+    *,
+    batch_size: int = 64,
+    cache_dir: str | os.PathLike[str] | None = None,
+    use_cache: bool = True,
+    normalize: bool = True,
+    show_progress_bar: bool = True,
+) -> np.ndarray:
+    """Embed ``sentences`` with the guide model (batched, progress bar), using the on-disk cache.
+
+    Args:
+        sentences: the corpus, in order.
+        model: a ``SentenceTransformer``, a model name/path, or ``None`` for the packaged
+            all-MiniLM-L6-v2.
+        batch_size: encoding batch size.
+        cache_dir: cache folder (default ``$ST_DEBIAS_CACHE`` or ``~/.cache/st_debias``).
+        use_cache: read and write the cache.
+        normalize: L2-normalise (cosine = dot product); the builders require it.
+        show_progress_bar: tqdm bar while encoding.
+
+    Returns:
+        float32 array of shape (len(sentences), dim).
+    """
+    if len(sentences) == 0:
+        return np.zeros((0, 0), dtype=np.float32)
+    st_model = ensure_model(model)
+    target = None
+    if use_cache:
+        key = corpus_key(
+            sentences, model_fingerprint(st_model), max_seq_length=st_model.max_seq_length, normalize=normalize
+        )
+        target = cache_root(cache_dir) / "embeddings" / f"{key}.npy"
+        if target.exists():
+            return np.load(target)
+    embeddings = st_model.encode(
+        list(sentences),
+        batch_size=batch_size,
+        show_progress_bar=show_progress_bar,
+        convert_to_numpy=True,
+        normalize_embeddings=normalize,
+    ).astype(np.float32, copy=False)
+    if target is not None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_suffix(f".{os.getpid()}.tmp.npy")
+        np.save(partial, embeddings)
+        os.replace(partial, target)
+    return embeddings
+
+
+def shard_bounds(total: int, index: int, count: int) -> tuple[int, int]:
+    """Start/stop of the ``index``-th of ``count`` contiguous, near-equal slices of ``range(total)``."""
+    if count < 1 or not 0 <= index < count:
+        raise ValueError(f"Shard index {index} out of range for {count} shards.")
+    base, extra = divmod(total, count)
+    start = index * base + min(index, extra)
+    return start, start + base + (1 if index < extra else 0)
+
+
+def encode_shard(
+    sentences: Sequence[str], index: int, count: int, model: SentenceTransformer | str | None = None, **kwargs
+) -> np.ndarray:
+    """Encode (and cache) only the ``index``-th of ``count`` slices of the corpus; see :func:`merge_shards`."""
+    start, stop = shard_bounds(len(sentences), index, count)
+    return encode_corpus(sentences[start:stop], model, **kwargs)
+
+
+def merge_shards(parts: Sequence[np.ndarray]) -> np.ndarray:
+    """Concatenate shard embeddings in shard order (the inverse of :func:`encode_shard`)."""
+    if not parts:
+        raise ValueError("No shards to merge.")
+    dims = {part.shape[1] for part in parts if len(part)}
+    if len(dims) > 1:
+        raise ValueError(f"Shards have different embedding sizes: {sorted(dims)}")
+    return np.concatenate(parts, axis=0)

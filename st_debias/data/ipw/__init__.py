@@ -1,0 +1,1 @@
+"""DebCSE's inverse-propensity-weighted sampling: range neighbour search, propensities, the builder."""

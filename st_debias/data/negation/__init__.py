@@ -1,0 +1,1 @@
+"""OssCSE's negation rows: the rule negator (spaCy) and the (anchor, paraphrase, negation) builder."""

