@@ -2,15 +2,44 @@
 
 from __future__ import annotations
 
+from .cached import (
+    CachedDebiasInfoNCE,
+    CachedFocalInfoNCE,
+    CachedInstanceWeightedMNRL,
+    CachedLoss,
+    CachedMarginNegationLoss,
+)
 from .debias_infonce import DebiasInfoNCE
 from .focal_infonce import FocalInfoNCE
 from .instance_weighted_mnrl import InstanceWeightedMNRL
 from .margin_negation import MarginNegationLoss
 from .recall_regularizer import RecallRegularizer
 
-__all__ = ["DebiasInfoNCE", "FocalInfoNCE", "InstanceWeightedMNRL", "MarginNegationLoss", "RecallRegularizer"]
+__all__ = [
+    "CachedDebiasInfoNCE",
+    "CachedFocalInfoNCE",
+    "CachedInstanceWeightedMNRL",
+    "CachedLoss",
+    "CachedMarginNegationLoss",
+    "DebiasInfoNCE",
+    "FocalInfoNCE",
+    "InstanceWeightedMNRL",
+    "MarginNegationLoss",
+    "RecallRegularizer",
+]
 
 # Public path in model cards and reprs (sentence-transformers names a loss by its class's module).
-for _loss_class in (DebiasInfoNCE, FocalInfoNCE, InstanceWeightedMNRL, MarginNegationLoss, RecallRegularizer):
+for _loss_class in (
+    CachedDebiasInfoNCE,
+    CachedFocalInfoNCE,
+    CachedInstanceWeightedMNRL,
+    CachedLoss,
+    CachedMarginNegationLoss,
+    DebiasInfoNCE,
+    FocalInfoNCE,
+    InstanceWeightedMNRL,
+    MarginNegationLoss,
+    RecallRegularizer,
+):
     _loss_class.__module__ = __name__
 del _loss_class
