@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from st_debias.evaluation.bias import CANNOT_DIR, DEFAULT_NEGATION_PAIRS
+from st_debias.evaluation.bias_data import CANNOT_DIR, DEFAULT_NEGATION_PAIRS
 from st_debias.evaluation.sts_data import LOCAL_FILES, STS_TASKS
 from st_debias.fingerprint import model_fingerprint
 from st_debias.paths import DATA_ENV, DataNotFoundError, data_dir
