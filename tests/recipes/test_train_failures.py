@@ -159,7 +159,7 @@ def test_steps_zero_names_the_step_count(tiny_bert_dir: Path, tmp_path: Path, ca
         )
     )
     assert code == 2
-    assert "--steps must be at least 1, got 0" in capsys.readouterr().err
+    assert "training.steps must be > 0, got 0" in capsys.readouterr().err
 
 
 def test_unwritable_output_is_found_before_training(
