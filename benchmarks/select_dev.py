@@ -23,10 +23,12 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 RESULTS = HERE / "results" / "select"
 HELDOUT = (3000, 6000)
 
@@ -43,10 +45,14 @@ def dev_scores(model) -> dict[str, float]:
     split = cont_oppn_scores(dev, cos)
     pairs = load_negation_pairs(limit=HELDOUT[1])
     sentences, negations = pairs.sentences[HELDOUT[0] :], pairs.negations[HELDOUT[0] :]
+    from dev_probes import dev_probe_scores
+
     return {
+        **dev_probe_scores(cache),
         "dev": spearman_x100(cos, dev.scores),
         "dev_cont": split["cont"]["spearman"],
         "dev_oppn": split["oppn"]["spearman"],
+        **{f"dev_oppn_side/{side}": split["oppn_sides"][side]["mean_cosine"] for side in split.get("oppn_sides", {})},
         "neg_cos_heldout": float(cache.cosine(sentences, negations).mean()),
         "heldout_pairs": len(sentences),
     }
@@ -71,6 +77,7 @@ def run_one(path: str, seed: int, args: argparse.Namespace) -> Path:
         output_dir=Path(args.work_dir) / f"{label}-seed{seed}",
         evaluate=False,
         show_progress_bar=not args.quiet,
+        gradient_share_every=args.gradient_shares,
     )
     scores = dev_scores(SentenceTransformer(str(result.model_dir)))
     entry = {
@@ -121,7 +128,7 @@ def start_scores() -> dict[str, float]:
 
 
 def write_table() -> Path:
-    keys = ("dev", "dev_cont", "dev_oppn", "neg_cos_heldout")
+    keys = ("dev", "dev_cont", "dev_oppn", "neg_cos_heldout", "word_order_cos", "mp_accuracy")
     runs: dict[str, list[dict]] = {}
     for file in sorted(RESULTS.glob("*-seed*.json")):
         entry = json.loads(file.read_text())
@@ -133,13 +140,13 @@ def write_table() -> Path:
         f"{HELDOUT[0] + 1:,}–{HELDOUT[1]:,} (lower = negations separated). Mean over seeds. Command: see "
         "`benchmarks/select_dev.py`.",
         "",
-        "| variant | seeds | STS-B dev | dev Cont | dev Oppn | CANNOT held-out cos | loss / data |",
-        "|---|---:|---:|---:|---:|---:|---|",
+        "| variant | seeds | STS-B dev | dev Cont | dev Oppn | CANNOT held-out cos | word-order cos | minimal pairs acc | loss / data |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     start = start_scores()
-    lines.append("| start | – | " + " | ".join(_fmt(start[k], k) for k in keys) + " | – |")
+    lines.append("| start | – | " + " | ".join(_fmt(start.get(k, float("nan")), k) for k in keys) + " | – |")
     for variant, entries in runs.items():
-        means = {k: statistics.fmean(e["scores"][k] for e in entries) for k in keys}
+        means = {k: statistics.fmean(e["scores"].get(k, float("nan")) for e in entries) for k in keys}
         recipe = entries[0]["recipe"]
         what = f"{recipe['loss']['name']} {recipe['loss'].get('params', {})} recall {recipe['loss'].get('recall_gamma')}; {recipe['data']['options']}"
         lines.append(f"| {variant} | {len(entries)} | " + " | ".join(_fmt(means[k], k) for k in keys) + f" | {what} |")
@@ -149,7 +156,9 @@ def write_table() -> Path:
 
 
 def _fmt(value: float, key: str) -> str:
-    return f"{value:.3f}" if key.startswith("neg") else f"{value:.2f}"
+    if value != value:
+        return "–"
+    return f"{value:.3f}" if key.startswith(("neg", "word", "mp")) else f"{value:.2f}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -162,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--score-models", nargs="+", default=[], metavar="FOLDER", help="score trained model folders")
     parser.add_argument("--table", action="store_true", help="only rebuild select.md")
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--gradient-shares", type=int, default=10, metavar="N", help="log gradient shares every N steps")
     args = parser.parse_args(argv)
     if not args.table:
         start_scores()

@@ -10,6 +10,7 @@ from .distributed import gather_rows
 from .infonce import infonce, infonce_per_row, weighted_mean
 from .logits import focal, scaled
 from .noise import adversarial_noise
+from .preservation import similarity_drift
 from .similarity import batch_standardize, cosine_matrix, rowwise_cosine
 from .validation import (
     check_has_negatives,
@@ -37,6 +38,7 @@ __all__ = [
     "positive_index",
     "rowwise_cosine",
     "scaled",
+    "similarity_drift",
     "threshold_mask",
     "weighted_mean",
 ]

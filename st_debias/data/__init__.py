@@ -4,6 +4,7 @@ Public API (imported lazily, so ``from st_debias.data.text import words`` stays 
 
 * :func:`build_ipw_dataset` / :class:`IPWBuilder`: (anchor, positive, negative_1..m[, label]) rows.
 * :func:`build_negation_dataset` / :class:`OssCSEBuilder`: (anchor, paraphrase, negation) rows.
+* :class:`MinimalPairBuilder`: cue-balanced (anchor, positive, negative) minimal pairs.
 * :class:`Negator`, :class:`NegatedAntonymGenerator`: rule negation with spaCy.
 * candidate generators: :class:`WordDeletion`, :class:`FrequentWordInsertion`, :class:`WordRepetition`,
   :class:`WordNetSynonym`, :class:`EditChain`, :class:`UnionGenerator`, :class:`CorpusNeighbourGenerator`,
@@ -26,6 +27,7 @@ _EXPORTS = {
     "to_input_examples": "st_debias.data.ipw.builder",
     "merge_builds": "st_debias.data.builders",
     "OssCSEBuilder": "st_debias.data.negation.builder",
+    "MinimalPairBuilder": "st_debias.data.minimal_pairs.builder",
     "Negator": "st_debias.data.negation.negator",
     "NegationResult": "st_debias.data.negation.negator",
     "NegatedAntonymGenerator": "st_debias.data.negation.negator",

@@ -7,5 +7,9 @@ from .focal_infonce import FocalInfoNCE
 from .instance_weighted_mnrl import InstanceWeightedMNRL
 from .margin_negation import MarginNegationLoss
 from .recall_regularizer import RecallRegularizer
+from .similarity_preservation import SimilarityPreservation
 
-__all__ = ["DebiasInfoNCE", "FocalInfoNCE", "InstanceWeightedMNRL", "MarginNegationLoss", "RecallRegularizer"]
+__all__ = [
+    "DebiasInfoNCE", "FocalInfoNCE", "InstanceWeightedMNRL", "MarginNegationLoss", "RecallRegularizer",
+    "SimilarityPreservation",
+]

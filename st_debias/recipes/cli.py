@@ -30,6 +30,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--eval-tasks", default="sts,bias", help="evaluation groups: sts,bias[,mteb]")
     train.add_argument("--no-eval", action="store_true", help="skip the before/after evaluation")
     train.add_argument("--cache-dir", default=None, help="cache for built rows and evaluations")
+    train.add_argument("--log-gradient-shares", type=int, default=0, metavar="N",
+                       help="every N steps, log each loss part's share of the gradient norm (0 = off)")
     train.set_defaults(func=run_train)
 
     recipes = subparsers.add_parser("recipes", help="list the packaged recipes")
@@ -71,6 +73,7 @@ def run_train(args: argparse.Namespace) -> int:
             evaluate=not args.no_eval,
             eval_tasks=tuple(t.strip() for t in args.eval_tasks.split(",") if t.strip()),
             cache_dir=args.cache_dir,
+            gradient_share_every=args.log_gradient_shares,
         )
     except (ValueError, FileNotFoundError, OSError) as error:
         print(f"st-debias train: error: {error}", file=sys.stderr)

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-DATA_KINDS = ("simcse", "ipw", "negation")
+DATA_KINDS = ("simcse", "ipw", "negation", "minimal_pairs")
 LOSS_NAMES = ("MultipleNegativesRankingLoss", "FocalInfoNCE", "InstanceWeightedMNRL", "DebiasInfoNCE", "MarginNegationLoss")
 
 
@@ -30,7 +30,8 @@ class TrainingConfig:
 
 @dataclass
 class DataConfig:
-    """Which rows to build: ``simcse`` (anchor = positive), ``ipw`` (DebCSE) or ``negation`` (OssCSE)."""
+    """Which rows to build: ``simcse`` (anchor = positive), ``ipw`` (DebCSE), ``negation`` (OssCSE) or
+    ``minimal_pairs`` (cue-balanced minimal pairs, :class:`st_debias.data.MinimalPairBuilder`)."""
 
     kind: str = "simcse"
     options: dict[str, Any] = field(default_factory=dict)
@@ -45,6 +46,7 @@ class LossConfig:
     guide: str | None = None  # "start" = frozen copy of the start model, or a model name/path
     guide_mode: str = "precomputed"  # or "live"
     recall_gamma: float | None = None
+    preservation_weight: float | None = None  # SimilarityPreservation around the loss (before recall)
 
 
 @dataclass

@@ -44,11 +44,16 @@ def _key(recipe: Recipe, sentences: list[str], model: Any) -> str:
 
 def _generator_versions(recipe: Recipe) -> dict[str, int]:
     """Versions of the rule-based generators a recipe's rows depend on: new rules must not reuse old rows."""
-    if recipe.data.kind != "negation":
+    if recipe.data.kind not in ("negation", "minimal_pairs"):
         return {}
     from st_debias.data.paraphrase.syntactic import SyntacticParaphraser
 
-    return {"syntactic": SyntacticParaphraser.version}
+    versions = {"syntactic": SyntacticParaphraser.version}
+    if recipe.data.kind == "minimal_pairs":
+        from st_debias.data.minimal_pairs import MinimalPairBuilder
+
+        versions["minimal_pairs"] = MinimalPairBuilder.version
+    return versions
 
 
 def build_rows(
@@ -65,7 +70,9 @@ def build_rows(
     folder = cache_root(cache_dir) / "rows" / f"{recipe.data.kind}-{_key(recipe, sentences, model)}"
     if (folder / "report.json").exists():
         return load_from_disk(str(folder / "dataset")), json.loads((folder / "report.json").read_text())
-    builders = {"simcse": _simcse_rows, "ipw": _ipw_rows, "negation": _negation_rows}
+    builders = {
+        "simcse": _simcse_rows, "ipw": _ipw_rows, "negation": _negation_rows, "minimal_pairs": _minimal_pair_rows,
+    }
     rows, report = builders[recipe.data.kind](recipe, sentences, model, cache_dir, show_progress_bar)
     wanted = recipe.training.steps * recipe.training.batch_size
     if len(rows) > wanted:
@@ -143,3 +150,13 @@ def _negation_rows(recipe, sentences, model, cache_dir, show_progress_bar) -> tu
     report = builder.report.as_dict()
     report["paraphrase_source"] = source
     return rows, report
+
+
+def _minimal_pair_rows(recipe, sentences, model, cache_dir, show_progress_bar) -> tuple[Dataset, dict[str, Any]]:
+    """Cue-balanced (anchor, positive, negative) minimal pairs; options go to
+    :class:`~st_debias.data.minimal_pairs.MinimalPairBuilder` (``shares``, ``on_missing_positive``)."""
+    from st_debias.data.minimal_pairs import MinimalPairBuilder
+
+    builder = MinimalPairBuilder(seed=recipe.training.seed, show_progress_bar=show_progress_bar, **recipe.data.options)
+    rows = builder.build(sentences)
+    return rows, builder.report.as_dict()

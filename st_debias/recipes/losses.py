@@ -22,6 +22,7 @@ def build_loss(recipe: Recipe, model: Any, rows: Dataset, guide: Any | None = No
         InstanceWeightedMNRL,
         MarginNegationLoss,
         RecallRegularizer,
+        SimilarityPreservation,
     )
 
     spec = recipe.loss
@@ -51,6 +52,8 @@ def build_loss(recipe: Recipe, model: Any, rows: Dataset, guide: Any | None = No
             logger.warning("Recipe %s: %s ignores per-row weights; dropping the label column.", recipe.name, spec.name)
             rows = rows.remove_columns("label")
         loss = classes[spec.name](model, **params)
+    if spec.preservation_weight is not None:
+        loss = SimilarityPreservation(model, loss, weight=spec.preservation_weight)
     if spec.recall_gamma is not None:
         loss = RecallRegularizer(loss, gamma=spec.recall_gamma)
     return loss, rows

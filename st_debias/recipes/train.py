@@ -71,6 +71,7 @@ def train_recipe(
     eval_tasks: tuple[str, ...] = ("sts", "bias"),
     cache_dir: str | os.PathLike[str] | None = None,
     show_progress_bar: bool = True,
+    gradient_share_every: int = 0,
 ) -> TrainResult:
     """Train ``recipe`` from ``model`` on ``corpus`` and return the saved model's folder and before/after scores.
 
@@ -85,11 +86,19 @@ def train_recipe(
         eval_tasks: evaluation groups (``sts``, ``bias``, ``mteb``).
         cache_dir: where built rows and evaluations are cached (default ``$ST_DEBIAS_CACHE`` or ~/.cache/st_debias).
         show_progress_bar: tqdm bars while building, training and evaluating.
+        gradient_share_every: log each loss part's share of the gradient norm every this many steps
+            (:class:`~st_debias.recipes.callbacks.GradientShareCallback`; 0 = off).
     """
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
     from sentence_transformers.base.sampler import BatchSamplers
 
-    from st_debias.evaluation import compare_table, sts_dev_evaluator, write_report, write_results
+    from st_debias.evaluation import compare_table
+    from st_debias.recipes.callbacks import (
+        GradientShareCallback,
+        sts_dev_evaluator,
+        write_report,
+        write_results,
+    )
 
     training = recipe.training
     output_dir = Path(output_dir)
@@ -98,7 +107,7 @@ def train_recipe(
     inference_length = start_model.max_seq_length  # evaluation and the saved model keep the model's own length
     start_label = str(model or "all-MiniLM-L6-v2")
     # The negation builder skips sentences with no negation or no paraphrase: read more than the rows needed.
-    oversample = 3 if recipe.data.kind == "negation" else 1
+    oversample = {"negation": 3, "minimal_pairs": 2}.get(recipe.data.kind, 1)
     sentences = read_corpus(corpus, training.sentences or oversample * training.steps * training.batch_size)
 
     before = evaluate_cached(start_model, tuple(eval_tasks), data_dir, f"{start_label} (start)", cache) if evaluate else None
@@ -141,6 +150,7 @@ def train_recipe(
         train_dataset=rows,
         loss=loss,
         evaluator=sts_dev_evaluator(data_dir),
+        callbacks=[GradientShareCallback(loss, every=gradient_share_every)] if gradient_share_every else None,
     )
     trainer.train(resume_from_checkpoint=resume_from_checkpoint or None)
 
