@@ -69,7 +69,7 @@ def test_number_changes_exactly_one_number(negator, wiki):
         assert len(diffs) == 1
         old, new = (d.replace(",", "") for d in diffs[0])
         assert int(old) != int(new) and int(new) > 0
-        assert out.replace(diffs[0][1], "#", 1) == doc.text.replace(diffs[0][0], "#", 1)
+        assert re.sub(r"\d[\d,]*\d|\d", "#", out) == re.sub(r"\d[\d,]*\d|\d", "#", doc.text)
     assert changed >= 30
 
 
