@@ -5,7 +5,9 @@ Usage (CPU, this machine; results land in benchmarks/results/compare/):
     python benchmarks/compare.py --recipes simcse focal dclr debcse osscse st-debias --steps 100 --seeds 42
 
 Each (recipe, seed) writes ``<recipe>-seed<seed>.json`` (the after-training results entry plus the training
-log); existing files are skipped, so the command can be re-run to fill gaps. ``--table`` only rebuilds
+log) stamped with the commit, package and builder versions (``st_debias.provenance``). An existing file
+is reused only when its stamp matches the current code; otherwise the run is repeated (``--reuse-stale``
+keeps it anyway). ``--table`` only rebuilds
 ``compare.md`` and ``compare.png`` from the files present.
 """
 
@@ -15,20 +17,18 @@ import argparse
 import json
 import statistics
 import sys
-import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from runner import train_and_record  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "compare"
 
 
 def run_one(recipe_name: str, seed: int, args: argparse.Namespace) -> Path:
-    from st_debias.recipes import load_recipe, override, train_recipe
+    from st_debias.recipes import load_recipe, override
 
     label = Path(recipe_name).stem
-    target = RESULTS / f"{label}-seed{seed}.json"
-    if target.exists():
-        print(f"[compare] {target.name} exists, skipping", flush=True)
-        return target
     recipe = override(
         load_recipe(recipe_name),
         steps=args.steps,
@@ -38,28 +38,31 @@ def run_one(recipe_name: str, seed: int, args: argparse.Namespace) -> Path:
         seed=seed,
         sentences=args.sentences,
     )
-    start = time.perf_counter()
-    result = train_recipe(
+
+    def entry(result, wall_s: float) -> dict:
+        print(f"[compare] {label} seed {seed}: {wall_s} s\n{result.table}", flush=True)
+        return {
+            "recipe": label,
+            "seed": seed,
+            "budget": {"steps": args.steps, "batch_size": args.batch_size, "max_seq_length": args.max_seq_length},
+            "wall_s": wall_s,
+            "best_checkpoint": result.best_checkpoint,
+            "before": result.before,
+            "after": result.after,
+            "data_report": result.data_report,
+            "log_history": result.log_history,
+        }
+
+    return train_and_record(
+        RESULTS / f"{label}-seed{seed}.json",
         recipe,
+        work_dir=Path(args.work_dir) / f"{label}-seed{seed}",
+        entry=entry,
         model=args.model,
-        output_dir=Path(args.work_dir) / f"{label}-seed{seed}",
-        show_progress_bar=not args.quiet,
+        quiet=args.quiet,
+        reuse_stale=args.reuse_stale,
+        tag="compare",
     )
-    entry = {
-        "recipe": label,
-        "seed": seed,
-        "budget": {"steps": args.steps, "batch_size": args.batch_size, "max_seq_length": args.max_seq_length},
-        "wall_s": round(time.perf_counter() - start, 1),
-        "best_checkpoint": result.best_checkpoint,
-        "before": result.before,
-        "after": result.after,
-        "data_report": result.data_report,
-        "log_history": result.log_history,
-    }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(entry, indent=1, default=str))
-    print(f"[compare] {label} seed {seed}: {entry['wall_s']} s\n{result.table}", flush=True)
-    return target
 
 
 def _metrics(entry: dict) -> dict[str, float]:
@@ -168,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results-dir", default=None, help="where the JSON, table and plot go (default results/compare)")
     parser.add_argument("--table", action="store_true", help="only rebuild compare.md / compare.png")
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--reuse-stale", action="store_true", help="reuse result files whose provenance stamp differs")
     args = parser.parse_args(argv)
     if args.results_dir:
         global RESULTS

@@ -12,7 +12,8 @@ Usage (what produced ``results/select/``):
 
     python benchmarks/select_dev.py benchmarks/configs/select/*.yaml --steps 100 --seeds 42
 
-Finished (variant, seed) files are skipped; ``--table`` only rebuilds ``select.md``. Models already trained by
+A finished (variant, seed) file is reused only when its provenance stamp (commit, package and builder
+versions) matches the current code, else trained again (``--reuse-stale`` keeps it); ``--table`` only rebuilds ``select.md``. Models already trained by
 ``compare.py`` are scored the same way without training again:
 
     python benchmarks/select_dev.py --score-models outputs/compare/osscse-seed42/model ...
@@ -24,13 +25,17 @@ import argparse
 import json
 import statistics
 import sys
-import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from runner import reusable, train_and_record, write_result  # noqa: E402
+
+from st_debias.provenance import stamp  # noqa: E402
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
 RESULTS = HERE / "results" / "select"
 HELDOUT = (3000, 6000)
+REUSE_STALE = False
 
 
 def dev_scores(model) -> dict[str, float]:
@@ -59,41 +64,40 @@ def dev_scores(model) -> dict[str, float]:
 
 
 def run_one(path: str, seed: int, args: argparse.Namespace) -> Path:
-    from sentence_transformers import SentenceTransformer
-
-    from st_debias.recipes import load_recipe, override, train_recipe
+    from st_debias.recipes import load_recipe, override
 
     label = Path(path).stem
-    target = RESULTS / f"{label}-seed{seed}.json"
-    if target.exists():
-        print(f"[select] {target.name} exists, skipping", flush=True)
-        return target
     recipe = override(
         load_recipe(path), steps=args.steps, batch_size=64, max_seq_length=32, eval_steps=args.eval_steps, seed=seed
     )
-    start = time.perf_counter()
-    result = train_recipe(
+
+    def entry(result, wall_s: float) -> dict:
+        from sentence_transformers import SentenceTransformer
+
+        scores = dev_scores(SentenceTransformer(str(result.model_dir)))
+        print(f"[select] {label} seed {seed}: {scores}", flush=True)
+        return {
+            "variant": label,
+            "seed": seed,
+            "recipe": recipe.to_dict(),
+            "wall_s": wall_s,
+            "best_checkpoint": result.best_checkpoint,
+            "scores": scores,
+            "data_report": result.data_report,
+            "log_history": result.log_history,
+        }
+
+    return train_and_record(
+        RESULTS / f"{label}-seed{seed}.json",
         recipe,
-        output_dir=Path(args.work_dir) / f"{label}-seed{seed}",
+        work_dir=Path(args.work_dir) / f"{label}-seed{seed}",
+        entry=entry,
         evaluate=False,
-        show_progress_bar=not args.quiet,
+        quiet=args.quiet,
+        reuse_stale=args.reuse_stale,
+        tag="select",
         gradient_share_every=args.gradient_shares,
     )
-    scores = dev_scores(SentenceTransformer(str(result.model_dir)))
-    entry = {
-        "variant": label,
-        "seed": seed,
-        "recipe": recipe.to_dict(),
-        "wall_s": round(time.perf_counter() - start, 1),
-        "best_checkpoint": result.best_checkpoint,
-        "scores": scores,
-        "data_report": result.data_report,
-        "log_history": result.log_history,
-    }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(entry, indent=1, default=str))
-    print(f"[select] {label} seed {seed}: {scores}", flush=True)
-    return target
 
 
 def score_model(folder: str) -> Path:
@@ -111,20 +115,21 @@ def score_model(folder: str) -> Path:
         "model": str(folder),
         "scores": dev_scores(SentenceTransformer(str(folder))),
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(entry, indent=1, default=str))
+    write_result(target, entry, stamp())
     print(f"[select] {target.name}: {entry['scores']}", flush=True)
     return target
 
 
-def start_scores() -> dict[str, float]:
+def start_scores(refresh: bool = True) -> dict[str, float]:
+    """Dev scores of the start model, computed again when ``start.json`` is stale (unless not ``refresh``)."""
     path = RESULTS / "start.json"
-    if not path.exists():
+    current = stamp()
+    if refresh and not reusable(path, current, REUSE_STALE, "select"):
         from st_debias.recipes.train import load_start_model
 
-        RESULTS.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(dev_scores(load_start_model(None)), indent=1))
-    return json.loads(path.read_text())
+        write_result(path, {"scores": dev_scores(load_start_model(None))}, current)
+    entry = json.loads(path.read_text())
+    return entry.get("scores", entry)
 
 
 def write_table() -> Path:
@@ -143,7 +148,7 @@ def write_table() -> Path:
         "| variant | seeds | STS-B dev | dev Cont | dev Oppn | CANNOT held-out cos | word-order cos | minimal pairs acc | loss / data |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
-    start = start_scores()
+    start = start_scores(refresh=False)
     lines.append("| start | – | " + " | ".join(_fmt(start.get(k, float("nan")), k) for k in keys) + " | – |")
     for variant, entries in runs.items():
         means = {k: statistics.fmean(e["scores"].get(k, float("nan")) for e in entries) for k in keys}
@@ -172,7 +177,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--table", action="store_true", help="only rebuild select.md")
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument("--gradient-shares", type=int, default=10, metavar="N", help="log gradient shares every N steps")
+    parser.add_argument("--reuse-stale", action="store_true", help="reuse result files whose provenance stamp differs")
     args = parser.parse_args(argv)
+    global REUSE_STALE
+    REUSE_STALE = args.reuse_stale
     if not args.table:
         start_scores()
         for folder in args.score_models:

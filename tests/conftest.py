@@ -1,4 +1,9 @@
-"""Shared fixtures: a tiny random BERT SentenceTransformer (fast, offline) and real sentences."""
+"""Shared fixtures: tiny random BERT models (fast, offline) and real sentences.
+
+``tiny_bert_dir`` is a raw ``transformers`` BERT folder; ``tiny_st_dir`` is a saved sentence-transformers
+folder; ``tiny_model`` (fresh per test), ``session_tiny_model`` (shared, read-only) and
+``tiny_model_other`` (other weights) are loaded models.
+"""
 
 from __future__ import annotations
 
@@ -47,15 +52,40 @@ def load_tiny_model(model_dir: Path, max_seq_length: int = 32):
 
 
 @pytest.fixture(scope="session")
-def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def tiny_bert_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A raw ``transformers`` BERT folder (random weights, seed 0) with the packaged tokenizer."""
     return build_tiny_model_dir(tmp_path_factory.mktemp("tiny-bert"))
 
 
 @pytest.fixture
-def tiny_model(tiny_model_dir: Path):
+def tiny_model(tiny_bert_dir: Path):
     """A fresh tiny SentenceTransformer (2 layers, 128 wide, random weights) for each test."""
     torch.manual_seed(0)
-    return load_tiny_model(tiny_model_dir)
+    return load_tiny_model(tiny_bert_dir)
+
+
+@pytest.fixture(scope="session")
+def session_tiny_model(tiny_bert_dir: Path):
+    """One tiny SentenceTransformer for the whole session (read-only use: encoding)."""
+    model = load_tiny_model(tiny_bert_dir)
+    model.eval()
+    return model
+
+
+@pytest.fixture(scope="session")
+def tiny_model_other(tmp_path_factory: pytest.TempPathFactory):
+    """A second tiny model with different random weights (seed 1): a 'checkpoint' of the same shape."""
+    model = load_tiny_model(build_tiny_model_dir(tmp_path_factory.mktemp("tiny-bert-1"), seed=1))
+    model.eval()
+    return model
+
+
+@pytest.fixture(scope="session")
+def tiny_st_dir(tmp_path_factory: pytest.TempPathFactory, session_tiny_model) -> Path:
+    """The tiny model saved with ``SentenceTransformer.save``: what a training run leaves on disk."""
+    folder = tmp_path_factory.mktemp("tiny-st") / "final"
+    session_tiny_model.save(str(folder))
+    return folder
 
 
 def first_sentences(count: int) -> list[str]:

@@ -3,7 +3,7 @@
 Every function loops explicitly over rows and candidates with Python floats (``math.exp`` /
 ``math.log`` / ``math.fsum``). Nothing here imports ``st_debias``: a bug shared by the loss and its
 oracle would otherwise pass unnoticed. Where a paper leaves a choice open, the oracle follows the
-decision written in ``/work/shared/METHODS.md`` and the loss docstrings, and says so.
+decision written in ``docs/losses/`` and the loss docstrings, and says so.
 
 Conventions: ``tau`` is the temperature (sentence-transformers' ``scale = 1 / tau``); embeddings are
 ``(B, d)`` tensors or nested lists; "columns" are (anchor, positive, negative_1, ..., negative_n).
@@ -60,7 +60,7 @@ def focal_infonce_reference(
     """l_i = −log e^{(s_p^i)²/τ} / ( Σ_{j≠i} e^{s_n^{ij}(s_n^{ij}+m)/τ} + e^{(s_p^i)²/τ} ).
 
     s_p^i = cos(anchor_i, positive_i); the negatives j ≠ i are the other rows' positives (the
-    two-view cosine matrix of the reference code) plus — the natural extension of METHODS §1 — every
+    two-view cosine matrix of the reference code) plus — the natural extension of docs/losses/focal_infonce.md — every
     row's hard negatives, with the same s(s+m) modulation. Mean over rows (reference code's reduction).
     """
     a, p = _rows(anchors), _rows(positives)
@@ -104,7 +104,7 @@ def dclr_reference(
     """Eq. 6 with true masking: l_i = −log e^{s_p/τ} / ( e^{s_p/τ} + Σ_{h⁻} α_{h⁻} e^{s(h_i,h⁻)/τ} ).
 
     Candidates h⁻: every row's positive except row i's own, every row's hard negatives, then the
-    ``noise`` vectors (weight 1: the guide cannot embed them, METHODS §2). ``guide`` = one guide
+    ``noise`` vectors (weight 1: the guide cannot embed them, docs/losses/instance_weighted_mnrl.md). ``guide`` = one guide
     embedding tensor per column (anchor first); α from :func:`dclr_weights_reference`. The positive
     is never masked. Batch loss L = Σ_i w_i l_i / B (unit weights when ``row_weights`` is None).
     """
@@ -145,7 +145,7 @@ def _cosine_gradient_wrt_second(u: Sequence[float], v: Sequence[float]) -> list[
 def dclr_noise_reference(anchors, positives, initial_noise, steps: int, beta: float, tau: float) -> Matrix:
     """DCLR §4.1: t steps of ĥ_j ← ĥ_j + β g(ĥ_j)/‖g(ĥ_j)‖₂ with g = ∇_{ĥ_j} L_U (eq. 3–4).
 
-    L_U is the batch-mean InfoNCE of the anchors against [positives | noise] (METHODS §2: the
+    L_U is the batch-mean InfoNCE of the anchors against [positives | noise] (docs/losses/instance_weighted_mnrl.md: the
     reference code's candidate set and the main τ). The gradient is written out by hand:
     ∂L_U/∂ĥ_j = (1/B) Σ_i softmax_i(ĥ_j) · (1/τ) · ∂cos(h_i, ĥ_j)/∂ĥ_j — no autograd.
     """

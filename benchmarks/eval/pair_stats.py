@@ -3,7 +3,7 @@
 Writes ``results/pair_stats.json``. No model is needed for lexical overlap (guide cosine is left out here;
 ``st-debias eval MODEL --tasks bias --pairs FILE`` adds it with MODEL as the guide).
 
-    export ST_DEBIAS_DATA=/work/shared/data
+    export ST_DEBIAS_DATA=$PWD/../shared/data
     python benchmarks/eval/pair_stats.py
 """
 

@@ -1,11 +1,11 @@
-"""Time STS-7 + bias probes for one model and check the METHODS §10 figures.
+"""Time STS-7 + bias probes for one model and check the docs/evaluation.md figures.
 
 Writes ``results/<name>.json`` (the evaluate_model entry plus wall time, machine load before and
 after, and the check against the expected figures) and ``results/<name>_report/`` (report.md + PNGs).
 
 Usage (from the repository root):
 
-    export ST_DEBIAS_DATA=/work/shared/data HF_HUB_OFFLINE=1
+    export ST_DEBIAS_DATA=$PWD/../shared/data HF_HUB_OFFLINE=1
     python benchmarks/eval/run_eval_benchmark.py --model default --name minilm_sts7_bias
 """
 

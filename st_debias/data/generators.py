@@ -66,6 +66,28 @@ class CandidateGenerator(ABC):
         return self.generate(sentences, seed=seed)
 
 
+def candidate_pools(
+    generators: Sequence[CandidateGenerator], sentences: Sequence[str], *, seed: int = 0
+) -> tuple[list[list[Candidate]], dict[str, dict[str, object]]]:
+    """Each sentence's candidates from all ``generators``, in generator order, without the sentence itself
+    and without repeated texts; and each generator's report (by name) after its run.
+
+    The one pooling loop behind :class:`~st_debias.data.paraphrase.edits.UnionGenerator` and the IPW and
+    OssCSE builders.
+    """
+    pools: list[list[Candidate]] = [[] for _ in sentences]
+    seen: list[set[str]] = [{s} for s in sentences]
+    reports: dict[str, dict[str, object]] = {}
+    for generator in generators:
+        for pool, texts, candidates in zip(pools, seen, generator.generate(sentences, seed=seed)):
+            for candidate in candidates:
+                if candidate.text not in texts:
+                    texts.add(candidate.text)
+                    pool.append(candidate)
+        reports[generator.name] = generator.report.as_dict()
+    return pools, reports
+
+
 class FirstAvailable(CandidateGenerator):
     """Take each sentence's candidates from the first generator that has an acceptable one.
 

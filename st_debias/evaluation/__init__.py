@@ -1,6 +1,6 @@
 """Evaluation: STS suite (SentEval 'all' setting), MTEB STS tasks, surface-structure bias probes, report.
 
-Protocol in the project's METHODS §8. Entry points:
+Protocol: docs/evaluation.md. Entry points:
 
 * :func:`evaluate_model` — one model → one ``results.json`` entry (STS-7, bias probes, optional MTEB).
 * :func:`sts_dev_evaluator` — STS-B dev ``EmbeddingSimilarityEvaluator`` for checkpoint selection.

@@ -1,6 +1,6 @@
 """Surface-structure bias probes: OssCSE Cont/Oppn splits, negation probe, alignment/uniformity, pair statistics.
 
-* Cont/Oppn (OssCSE §3.3, METHODS §8): on a dataset whose median gold score lies in [2, 3.5], a pair is
+* Cont/Oppn (OssCSE §3.3, docs/evaluation.md): on a dataset whose median gold score lies in [2, 3.5], a pair is
   *Cont* (surface and meaning agree) when (score > median score and MER < median MER) or (score <
   median score and MER > median MER), otherwise *Oppn*. Pairs exactly on a median go to Oppn, as the
   rule is written. MER is :func:`st_debias.data.text.match_error_rate` (lower-cased words, punctuation
@@ -36,7 +36,7 @@ MEDIAN_SCORE_RANGE: tuple[float, float] = (2.0, 3.5)
 
 #: The CANNOT probe files in the default order: sorted by file name. With the first 3,000 pairs this is
 #: glue_diagnostic (154), nan_nli (117), wikifactcheck_english_0 (904), and the first 1,825 of
-#: wikifactcheck_english_1 — the order that reproduces METHODS §10 (mean cosine 0.86, 75.5 % > 0.8).
+#: wikifactcheck_english_1 — the order that reproduces docs/evaluation.md (mean cosine 0.86, 75.5 % > 0.8).
 CANNOT_DIR = "probes/cannot"
 DEFAULT_NEGATION_PAIRS = 3000
 
@@ -178,7 +178,7 @@ def load_negation_pairs(
 
     Args:
         data_dir: data folder (default ``$ST_DEBIAS_DATA``).
-        limit: number of pairs (None = all 15,241). The default 3,000 is the METHODS §10 probe.
+        limit: number of pairs (None = all 15,241). The default 3,000 is the probe of docs/evaluation.md.
         folder: a folder of TSV files to use instead of ``<data_dir>/probes/cannot``.
 
     Raises:

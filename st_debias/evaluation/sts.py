@@ -1,6 +1,6 @@
 """STS suite in the SimCSE/SentEval "all" setting, and the STS-B dev evaluator for checkpoint selection.
 
-Protocol (METHODS §8): for each of STS12–16, STS-B test and SICK-R test, one Spearman correlation of
+Protocol (docs/evaluation.md): for each of STS12–16, STS-B test and SICK-R test, one Spearman correlation of
 cosine similarity against the gold score over *all* pairs of the dataset (not the mean over SemEval
 subsets), ×100; then the plain average of the seven. The fast path here encodes every unique sentence
 once through :class:`~st_debias.evaluation.embeddings.EmbeddingCache` and gives the same number as

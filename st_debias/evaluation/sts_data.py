@@ -118,7 +118,7 @@ def load_sts_file(
     Args:
         path: the JSONL file.
         name: task name to record (default: the file stem).
-        text: ``processed`` uses ``sentence1``/``sentence2`` (SentEval's text, the protocol of METHODS §8);
+        text: ``processed`` uses ``sentence1``/``sentence2`` (SentEval's text, the protocol of docs/evaluation.md);
             ``raw`` uses ``sentence1_raw``/``sentence2_raw`` (original release text).
 
     Raises:

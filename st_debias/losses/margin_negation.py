@@ -47,7 +47,7 @@ class MarginNegationLoss(EmbeddingLoss):
         - ``None``: the margin term alone.
 
         Negations never enter :math:`l_c` as hard negatives: as unbounded negatives they teach
-        "not ⇒ different" (METHODS §11: −2.7 STS points).
+        "not ⇒ different" and cost STS accuracy (docs/losses/margin_negation.md).
 
         Returns a dict ``{"contrastive": l_c, "margin": λ·l_m}`` (``"contrastive"`` absent when
         ``contrastive=None``); the trainer sums and logs the parts.

@@ -1,5 +1,5 @@
-"""Fixtures for the data-builder tests: real sentences from the shared data, the negator, a session-wide tiny
-guide model built from ``tiny_model_dir`` of ``tests/conftest.py`` (whose ``tiny_model`` the training tests use)."""
+"""Fixtures for the data-builder tests: real sentences from the shared data, the negator and an embedding
+cache (the tiny guide models come from ``tests/conftest.py``)."""
 
 from __future__ import annotations
 
@@ -57,16 +57,6 @@ def negator():
         return Negator(SPACY_TEST_MODEL)
     except OSError as error:  # pragma: no cover
         pytest.skip(str(error))
-
-
-@pytest.fixture(scope="session")
-def session_tiny_model(tiny_model_dir):
-    """One tiny SentenceTransformer for the whole session (read-only use: encoding)."""
-    from sentence_transformers import SentenceTransformer
-    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
-
-    transformer = Transformer(str(tiny_model_dir), max_seq_length=32)
-    return SentenceTransformer(modules=[transformer, Pooling(128)], device="cpu")
 
 
 @pytest.fixture(scope="session")

@@ -66,14 +66,14 @@ def test_corpus_neighbour_generator(wiki):
     assert out[1] == [] and gen.report.declined["not_in_corpus"] == 1
 
 
-def test_seq2seq_generator_plumbing_with_tiny_random_marian(tiny_model_dir):
+def test_seq2seq_generator_plumbing_with_tiny_random_marian(tiny_bert_dir):
     """Back-translation plumbing (two hops, noise, beams) with a randomly initialised Marian model."""
     import torch
     from transformers import AutoTokenizer, MarianConfig, MarianMTModel
 
     from st_debias.data.paraphrase.seq2seq import Seq2SeqGenerator
 
-    tokenizer = AutoTokenizer.from_pretrained(str(tiny_model_dir))
+    tokenizer = AutoTokenizer.from_pretrained(str(tiny_bert_dir))
     torch.manual_seed(0)
     config = MarianConfig(
         vocab_size=tokenizer.vocab_size, d_model=32, encoder_layers=1, decoder_layers=1,

@@ -18,7 +18,7 @@ from st_debias.evaluation.bias import (
 from st_debias.evaluation.embeddings import EmbeddingCache
 from st_debias.evaluation.sts_data import STSData, load_sts
 
-# OssCSE Table 2 and the sizes the MER of METHODS §8 gives here.
+# OssCSE Table 2 and the sizes the MER of docs/evaluation.md gives here.
 OSSCSE_TABLE2 = {"STSBenchmark": (855, 524), "STSBenchmark-train": (3532, 2217)}
 EXPECTED_HERE = {"STSBenchmark": (868, 511), "STSBenchmark-train": (3593, 2156)}
 
@@ -88,7 +88,7 @@ def test_cont_oppn_scores_are_spearman_on_each_part():
 
 
 def test_default_negation_probe_is_sorted_files_first_3000(shared_data):
-    """METHODS §10's '0.86 / 75.5 %' is reproduced by files sorted by name, first 3,000 pairs."""
+    """docs/evaluation.md's '0.86 / 75.5 %' is reproduced by files sorted by name, first 3,000 pairs."""
     pairs = load_negation_pairs(shared_data)
     assert len(pairs) == 3000
     assert pairs.files == {

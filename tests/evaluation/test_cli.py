@@ -11,11 +11,11 @@ from st_debias.evaluation import evaluate_model
 from st_debias.evaluation.sts_data import STS_TASKS
 
 
-def test_eval_two_models_side_by_side(tiny_model_dir, mini_data, tmp_path, capsys):
+def test_eval_two_models_side_by_side(tiny_st_dir, mini_data, tmp_path, capsys):
     """A folder saved by training evaluates like any model; results.json holds one entry per model."""
     out = tmp_path / "eval"
     code = main(
-        ["eval", str(tiny_model_dir), str(tiny_model_dir), "--tasks", "sts,bias", "--output", str(out),
+        ["eval", str(tiny_st_dir), str(tiny_st_dir), "--tasks", "sts,bias", "--output", str(out),
          "--data-dir", str(mini_data), "--negation-pairs", "20", "--no-progress"]
     )  # fmt: skip
     assert code == 0
@@ -52,11 +52,11 @@ def test_evaluate_model_mteb_block(tiny_model, mini_data):
     assert entry["sources"]["mteb"]["sources"]["SICK-R"]["pairs"] == 4927
 
 
-def test_missing_data_exit_code_and_message(tiny_model_dir, tmp_path, capsys):
+def test_missing_data_exit_code_and_message(tiny_st_dir, tmp_path, capsys):
     code = main(
         [
             "eval",
-            str(tiny_model_dir),
+            str(tiny_st_dir),
             "--output",
             str(tmp_path / "o"),
             "--data-dir",
@@ -68,14 +68,14 @@ def test_missing_data_exit_code_and_message(tiny_model_dir, tmp_path, capsys):
     assert str((tmp_path / "nowhere").resolve()) in err and "ST_DEBIAS_DATA" in err
 
 
-def test_unknown_task_group(tiny_model_dir, tmp_path, capsys):
-    assert main(["eval", str(tiny_model_dir), "--tasks", "sts,glue", "--output", str(tmp_path)]) == 2
+def test_unknown_task_group(tiny_st_dir, tmp_path, capsys):
+    assert main(["eval", str(tiny_st_dir), "--tasks", "sts,glue", "--output", str(tmp_path)]) == 2
     assert "glue" in capsys.readouterr().err
     with pytest.raises(ValueError, match="Unknown evaluation task group"):
         evaluate_model("unused", tasks=("sts", "glue"))
 
 
-def test_training_pair_file_through_cli(tiny_model_dir, mini_data, tmp_path):
+def test_training_pair_file_through_cli(tiny_st_dir, mini_data, tmp_path):
     """DebCSE-style pair statistics from a file, with the evaluated model as the guide."""
     pairs = tmp_path / "pairs.jsonl"
     rows = [
@@ -85,7 +85,7 @@ def test_training_pair_file_through_cli(tiny_model_dir, mini_data, tmp_path):
     pairs.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     out = tmp_path / "eval"
     code = main(
-        ["eval", str(tiny_model_dir), "--tasks", "bias", "--output", str(out), "--data-dir", str(mini_data),
+        ["eval", str(tiny_st_dir), "--tasks", "bias", "--output", str(out), "--data-dir", str(mini_data),
          "--negation-pairs", "5", "--pairs", str(pairs), "--no-progress"]
     )  # fmt: skip
     assert code == 0

@@ -1,4 +1,4 @@
-"""Full-model reproduction of the METHODS §10 figures through the CLI (slow: minutes on 2 CPU cores).
+"""Full-model reproduction of the docs/evaluation.md figures through the CLI (slow: minutes on 2 CPU cores).
 
 One ``st-debias eval default`` run feeds every assertion, so the CLI and the library are checked together.
 """

@@ -79,13 +79,13 @@ def _fixed_batch_loss(model, loss, columns: dict[str, list[str]]) -> float:
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_trainer_lowers_the_loss(case: str, tiny_model, tiny_model_dir: Path, wiki_sentences, tmp_path: Path) -> None:
+def test_trainer_lowers_the_loss(case: str, tiny_model, tiny_bert_dir: Path, wiki_sentences, tmp_path: Path) -> None:
     """A few trainer steps with the no-duplicates sampler lower the loss on a fixed batch."""
     from tests.conftest import load_tiny_model
 
     layout, make_loss = CASES[case]
     columns = _columns(wiki_sentences, layout)
-    loss = make_loss(tiny_model, load_tiny_model(tiny_model_dir))
+    loss = make_loss(tiny_model, load_tiny_model(tiny_bert_dir))
     before = _fixed_batch_loss(tiny_model, loss, columns)
     args = SentenceTransformerTrainingArguments(
         output_dir=str(tmp_path),

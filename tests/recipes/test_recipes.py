@@ -64,10 +64,10 @@ def test_row_cache_key_follows_the_paraphraser_version(tiny_model, monkeypatch) 
     assert data._key(simcse, sentences, tiny_model) == before[1]
 
 
-def test_train_recipe_end_to_end_and_resume(tiny_model_dir: Path, tmp_path: Path) -> None:
+def test_train_recipe_end_to_end_and_resume(tiny_bert_dir: Path, tmp_path: Path) -> None:
     """Train a recipe on the tiny model: the saved model card names the recipe and cites the loss; resuming works."""
     recipe = override(load_recipe("focal"), steps=4, batch_size=8, eval_steps=4, max_seq_length=16)
-    result = train_recipe(recipe, model=tiny_model_dir, output_dir=tmp_path / "run", evaluate=False,
+    result = train_recipe(recipe, model=tiny_bert_dir, output_dir=tmp_path / "run", evaluate=False,
                           cache_dir=tmp_path / "cache", show_progress_bar=False)
     card = (result.model_dir / "README.md").read_text()
     assert "st-debias-recipe-focal" in card and "hou2023focalinfonce" in card
@@ -81,7 +81,7 @@ def test_train_recipe_end_to_end_and_resume(tiny_model_dir: Path, tmp_path: Path
     assert reloaded.max_seq_length == 128, "the saved model must keep its own inference length, not the training one"
 
     longer = override(recipe, steps=6)
-    resumed = train_recipe(longer, model=tiny_model_dir, output_dir=tmp_path / "run", evaluate=False,
+    resumed = train_recipe(longer, model=tiny_bert_dir, output_dir=tmp_path / "run", evaluate=False,
                            cache_dir=tmp_path / "cache", resume_from_checkpoint=True, show_progress_bar=False)
     # Restored history keeps the first run's learning rates (schedule over 4 steps); a restart from scratch
     # would have re-logged steps 1-4 with the 6-step schedule.
@@ -105,10 +105,10 @@ def test_cli_train_reports_bad_input(arguments: list[str], message: str, capsys,
     assert message in capsys.readouterr().err
 
 
-def test_cli_train_runs_a_recipe(tiny_model_dir: Path, tmp_path: Path, capsys) -> None:
+def test_cli_train_runs_a_recipe(tiny_bert_dir: Path, tmp_path: Path, capsys) -> None:
     """The README's main job path: ``st-debias train`` parses, trains, saves and reports where the model went."""
     code = main([
-        "train", "--recipe", "focal", "--model", str(tiny_model_dir), "--steps", "2", "--batch-size", "8",
+        "train", "--recipe", "focal", "--model", str(tiny_bert_dir), "--steps", "2", "--batch-size", "8",
         "--max-seq-length", "16", "--output", str(tmp_path / "run"), "--cache-dir", str(tmp_path / "cache"), "--no-eval",
     ])
     assert code == 0

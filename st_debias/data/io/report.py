@@ -12,6 +12,10 @@ import numpy as np
 from st_debias.data.text import lexical_overlap
 
 
+class AccountingError(RuntimeError):
+    """A build report's counts do not add up: some input is neither an anchor nor a counted skip."""
+
+
 @dataclass
 class BuildReport:
     """What a builder did.
@@ -58,11 +62,15 @@ class BuildReport:
         return json.dumps(self.as_dict(), indent=2, sort_keys=True, **kwargs)
 
     def check_accounting(self) -> None:
-        """Raise ``AssertionError`` if some input is neither an anchor nor a counted skip."""
+        """Check that every input is either an anchor or a counted skip.
+
+        Raises:
+            AccountingError: the counts do not add up (the report would misstate what was built).
+        """
         total = self.anchors + sum(self.skipped.values())
         if total != self.inputs:
-            raise AssertionError(f"{self.builder}: {self.inputs} inputs but {self.anchors} anchors + "
-                                 f"{sum(self.skipped.values())} skipped")
+            raise AccountingError(f"{self.builder}: {self.inputs} inputs but {self.anchors} anchors + "
+                                  f"{sum(self.skipped.values())} skipped")
 
 
 def merge_reports(reports: Sequence[BuildReport]) -> BuildReport:

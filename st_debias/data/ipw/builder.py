@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 from datasets import Dataset, concatenate_datasets
 
-from st_debias.data.generators import CandidateGenerator
+from st_debias.data.generators import CandidateGenerator, candidate_pools
 from st_debias.data.io.corpus import check_sequence, clean_sentences
 from st_debias.data.io.embeddings import encode_corpus, shard_bounds
 from st_debias.data.io.report import BuildReport, merge_reports, pair_statistics
@@ -356,13 +356,9 @@ class IPWBuilder:
     ) -> dict[int, list[tuple[str, float, float]]]:
         """anchor id -> [(positive text, guide cosine, P_pos)] for the anchors that got candidates."""
         anchors = [corpus[int(i)] for i in anchor_ids]
-        pools: list[list[str]] = [[] for _ in anchors]
-        for generator in self.positive_generators:
-            for pool, anchor, cands in zip(pools, anchors, generator.generate(anchors, seed=self.seed)):
-                for cand in cands:
-                    if cand.text != anchor and cand.text not in pool:
-                        pool.append(cand.text)
-            report.generators[generator.name] = generator.report.as_dict()
+        candidates, reports = candidate_pools(self.positive_generators, anchors, seed=self.seed)
+        report.generators.update(reports)
+        pools = [[c.text for c in pool] for pool in candidates]
         out: dict[int, list[tuple[str, float, float]]] = {}
         fallbacks = 0
         missing = [k for k, pool in enumerate(pools) if not pool]

@@ -7,7 +7,7 @@ For an anchor x_i and its candidate pool {x_j} (n candidates):
 * eq. 3  P̃_neg = (1 − λ_n)·S_sur + λ_n·(1 − S_sem)          eq. 4  P_neg = softmax_j(P̃_neg / T)
 * eq. 5  P̃_pos = (1 − λ_p)·(1 − S_sur) + λ_p·S_sem          eq. 6  P_pos = softmax_j(P̃_pos / T)
 
-Decision (the paper leaves it open, METHODS §4): ``edit`` is the **word-level** Levenshtein distance
+Decision (the paper leaves it open, docs/builders/ipw.md): ``edit`` is the **word-level** Levenshtein distance
 (words from :func:`st_debias.data.text.words`: lower-cased, punctuation removed) **normalised** by the
 longer sentence's word count, so it lies in [0, 1] like the cosine and the two softmaxes of eq. 1–2
 are on the same scale. An unnormalised character distance (tens to hundreds) would make eq. 1 a

@@ -25,7 +25,6 @@ paraphrase generators; :class:`~st_debias.data.minimal_pairs.builder.MinimalPair
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
@@ -161,16 +160,11 @@ def number(doc, rng: np.random.Generator) -> str | Declined:
     return _render(doc, {token.i: new_text})
 
 
-@lru_cache(maxsize=1)
-def _wordnet():
-    from st_debias.data.paraphrase.edits import _wordnet as load
-
-    return load()
-
-
 def _siblings(lemma: str) -> list[str]:
     """Single-word co-hyponyms of ``lemma``'s most frequent noun sense that WordNet's corpus has seen."""
-    wn = _wordnet()
+    from st_debias.data.lexicon import wordnet
+
+    wn = wordnet()
     synsets = wn.synsets(lemma, pos="n")
     if not synsets:
         return []
@@ -250,10 +244,11 @@ def cohyponym(doc, rng: np.random.Generator) -> str | Declined:
 
 
 def antonym(doc, rng: np.random.Generator) -> str | Declined:
-    """Replace one predicate or attributive adjective with its WordNet antonym ("large" → "small"), no
-    negation added; declines adjectives modified by an adverb ("radically different") and fixed
-    collocations ("high school")."""
-    from st_debias.data.negation.negator import _antonym
+    """Replace one predicate or attributive adjective with its antonym ("large" → "small"), no negation
+    added. Antonyms come from the curated gradable pairs of :mod:`st_debias.data.lexicon` (the same list the
+    negated-antonym positives use, so both sides of a row share the antonym); declines adjectives modified
+    by an adverb ("radically different") and fixed collocations ("high school")."""
+    from st_debias.data.lexicon import safe_antonym
 
     adjectives = [
         t for t in doc
@@ -265,7 +260,7 @@ def antonym(doc, rng: np.random.Generator) -> str | Declined:
         return Declined("no_adjective")
     for k in rng.permutation(len(adjectives)):
         token = adjectives[int(k)]
-        opposite = _antonym(token.lower_, token.tag_)
+        opposite = safe_antonym(token.lower_)
         if opposite and opposite != token.lower_:
             replacements = {token.i: opposite}
             if token.i > 0:

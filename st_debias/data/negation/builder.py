@@ -21,7 +21,7 @@ from typing import Literal
 import numpy as np
 from datasets import Dataset
 
-from st_debias.data.generators import CandidateGenerator
+from st_debias.data.generators import CandidateGenerator, candidate_pools
 from st_debias.data.io.corpus import check_sequence, clean_sentences
 from st_debias.data.io.report import BuildReport
 from st_debias.data.negation.negator import Negator
@@ -94,14 +94,10 @@ class OssCSEBuilder:
             if not n.ok:
                 report.skipped[f"negation_{n.rule}"] += 1
         t0 = time.perf_counter()
-        pools: list[list[str]] = [[] for _ in negated]
-        texts = [anchors[k] for k in negated]
-        for generator in self.paraphrase_generators:
-            for pool, anchor, cands in zip(pools, texts, generator.generate(texts, seed=self.seed)):
-                for cand in cands:
-                    if cand.text != anchor and cand.text not in pool:
-                        pool.append(cand.text)
-            report.generators[generator.name] = generator.report.as_dict()
+        candidates, reports = candidate_pools(self.paraphrase_generators, [anchors[k] for k in negated],
+                                              seed=self.seed)
+        report.generators.update(reports)
+        pools = [[c.text for c in pool] for pool in candidates]
         report.timings["paraphrase"] = time.perf_counter() - t0
         low, high = self.mer_range
         rows: dict[str, list[str]] = {"anchor": [], "paraphrase": [], "negation": []}

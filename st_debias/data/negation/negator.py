@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from st_debias.data.generators import Candidate, CandidateGenerator
+from st_debias.data.lexicon import safe_antonym
+from st_debias.data.paraphrase.syntactic.draft import NEW, Draft, render
 from st_debias.data.text import words
 
 SPACY_MODEL_ENV = "ST_DEBIAS_SPACY_MODEL"
@@ -85,47 +87,20 @@ class NegationResult:
         return self.text is not None
 
 
-class _Edit:
-    """Token list with per-token replacements, insertions and deletions, rendered with spaCy spacing."""
+def _insert_after(draft: Draft, index: int, word: str) -> Draft:
+    """``draft`` with ``word`` inserted right after original token ``index``."""
+    position = draft.positions([index])[0]
+    items = list(draft.items)
+    items.insert(position + 1, (NEW, word))
+    return draft.derive("negation", (), items)
 
-    def __init__(self, doc) -> None:
-        self.doc = doc
-        self.text = [t.text for t in doc]
-        self.ws = [t.whitespace_ for t in doc]
-        self.before: dict[int, str] = {}
-        self.removed: set[int] = set()
 
-    def insert_after(self, i: int, word: str) -> None:
-        self.text[i] = f"{self.text[i]} {word}"
-
-    def insert_before(self, i: int, words_: str) -> None:
-        self.before[i] = words_ + " "
-
-    def remove(self, i: int) -> None:
-        self.removed.add(i)
-
-    def render(self) -> str:
-        pieces: list[str] = []
-        pending_ws = None
-        capitalize = False
-        for i in range(len(self.text)):
-            if i in self.removed:
-                if pieces:  # the previous kept token takes over this token's trailing space
-                    pending_ws = self.ws[i]
-                else:
-                    capitalize = True
-                continue
-            if pending_ws is not None and pieces:
-                pieces[-1] = pieces[-1].rstrip(" ") + pending_ws
-                pending_ws = None
-            piece = self.before.get(i, "") + self.text[i]
-            if capitalize and piece:
-                piece = piece[:1].upper() + piece[1:]
-                capitalize = False
-            pieces.append(piece + self.ws[i])
-        if pending_ws is not None and pieces:
-            pieces[-1] = pieces[-1].rstrip(" ") + pending_ws
-        return "".join(pieces).strip()
+def _insert_before(draft: Draft, index: int, words_: str) -> Draft:
+    """``draft`` with the words of ``words_`` inserted right before original token ``index``."""
+    position = draft.positions([index])[0]
+    items = list(draft.items)
+    items[position:position] = [(NEW, word) for word in words_.split()]
+    return draft.derive("negation", (), items)
 
 
 def _base_form(token) -> str:
@@ -263,56 +238,54 @@ class Negator:
             return self._guard(source, *self._denegate(doc, root, root_negs[0], auxes), denegated=True)
         if other_negs:
             return NegationResult(source, None, "negated_other")
-        edit = _Edit(doc)
+        draft = Draft.identity(doc)
         subject = next((c for c in root.children if c.dep_ in _SUBJECT_DEPS), None)
         if auxes:
             first = auxes[0]
             if first.lower_ == "to":
                 return NegationResult(source, None, "non_finite_root")
             if subject is not None and first.i < subject.i < root.i:
-                edit.insert_after(subject.right_edge.i, "not")
-                return self._guard(source, edit.render(), "aux_not_question")
-            edit.insert_after(first.i, "not")
-            return self._guard(source, edit.render(), "aux_not")
+                return self._guard(source, render(doc, _insert_after(draft, subject.right_edge.i, "not")),
+                                   "aux_not_question")
+            return self._guard(source, render(doc, _insert_after(draft, first.i, "not")), "aux_not")
         if root.tag_ == "MD":
-            edit.insert_after(root.i, "not")
-            return self._guard(source, edit.render(), "modal_not")
+            return self._guard(source, render(doc, _insert_after(draft, root.i, "not")), "modal_not")
         if root.lower_ in BE_FORMS:
             if subject is not None and subject.i > root.i and root.i == doc[0].i:
-                edit.insert_after(subject.right_edge.i, "not")
-                return self._guard(source, edit.render(), "copula_not_question")
-            edit.insert_after(root.i, "not")
-            return self._guard(source, edit.render(), "copula_not")
+                return self._guard(source, render(doc, _insert_after(draft, subject.right_edge.i, "not")),
+                                   "copula_not_question")
+            return self._guard(source, render(doc, _insert_after(draft, root.i, "not")), "copula_not")
         if root.tag_ in DO_FORMS:
             if subject is None or subject.i > root.i:
                 return NegationResult(source, None, "non_finite_root")  # inverted/fragment: unsafe
             base = _base_form(root)
-            edit.text[root.i] = base
-            edit.insert_before(root.i, f"{DO_FORMS[root.tag_]} not")
-            return self._guard(source, edit.render(), f"do_{root.tag_.lower()}")
+            draft = _insert_before(draft.derive("negation", (), overrides={root.i: base}), root.i,
+                                   f"{DO_FORMS[root.tag_]} not")
+            return self._guard(source, render(doc, draft), f"do_{root.tag_.lower()}")
         if root.tag_ == "VB" and subject is None:
-            first = root.i == 0
-            edit.text[root.i] = root.text[:1].lower() + root.text[1:] if first else root.text
-            edit.insert_before(root.i, "Do not" if first else "do not")
-            return self._guard(source, edit.render(), "imperative")
+            # render capitalises the new first word and lower-cases the moved first token
+            return self._guard(source, render(doc, _insert_before(draft, root.i, "do not")), "imperative")
         return NegationResult(source, None, "non_finite_root")
 
     def _denegate(self, doc, root, neg, auxes) -> tuple[str, str]:
-        edit = _Edit(doc)
-        edit.remove(neg.i)
+        overrides = {neg.i: ""}  # "" deletes a token
         if neg.lower_ == "never":
-            return edit.render(), "denegate_never"
+            return self._render(doc, overrides), "denegate_never"
         host = doc[neg.i - 1] if neg.i > 0 else None
         if host is not None and host.lower_ in _CONTRACTED_AUX and neg.lower_ in ("n't", "n’t"):
-            edit.text[host.i] = _CONTRACTED_AUX[host.lower_] if host.text.islower() else \
+            overrides[host.i] = _CONTRACTED_AUX[host.lower_] if host.text.islower() else \
                 _CONTRACTED_AUX[host.lower_].capitalize()
         if host is not None and host in auxes and host.lower_ in ("do", "does", "did") and auxes == [host] \
                 and root.tag_ == "VB":
-            edit.remove(host.i)
+            overrides[host.i] = ""
             tag = {"do": "VBP", "does": "VBZ", "did": "VBD"}[host.lower_]
-            edit.text[root.i] = _inflect(_base_form(root), tag)
-            return edit.render(), "denegate_do"
-        return edit.render(), "denegate_not"
+            overrides[root.i] = _inflect(_base_form(root), tag)
+            return self._render(doc, overrides), "denegate_do"
+        return self._render(doc, overrides), "denegate_not"
+
+    @staticmethod
+    def _render(doc, overrides: dict[int, str]) -> str:
+        return render(doc, Draft.identity(doc).derive("denegation", overrides, overrides=overrides))
 
     @staticmethod
     def _guard(source: str, text: str, rule: str, *, denegated: bool = False) -> NegationResult:
@@ -322,28 +295,12 @@ class Negator:
         return NegationResult(source, text, rule, denegated)
 
 
-def _antonym(word: str, tag: str) -> str | None:
-    """First WordNet antonym of an adjective/adverb (most frequent sense first), or None."""
-    from st_debias.data.paraphrase.edits import _wordnet
-
-    wn = _wordnet()
-    pos = ("a", "s") if tag.startswith("JJ") else ("r",)
-    for synset in wn.synsets(word):
-        if synset.pos() not in pos:
-            continue
-        for lemma in synset.lemmas():
-            if lemma.name().lower() != word.lower():
-                continue
-            for ant in lemma.antonyms():
-                if ant.name().isalpha():
-                    return ant.name()
-    return None
-
-
 class NegatedAntonymGenerator(CandidateGenerator):
-    """Meaning-preserving rewrite: an adjective/adverb next to the root becomes its WordNet antonym and
-    the root is negated (``The film is good.`` → ``The film is not bad.``). A positive/paraphrase
-    candidate generator (not a negation): the two changes cancel.
+    """Meaning-preserving rewrite: an adjective/adverb next to the root becomes its antonym and the root
+    is negated (``The house is large.`` → ``The house is not small.``). A positive/paraphrase candidate
+    generator (not a negation): the two changes cancel. Antonyms come from the curated gradable pairs of
+    :func:`st_debias.data.lexicon.safe_antonym`, the list the syntactic ``antonym_negation`` rule uses
+    (WordNet's first antonym is not meaning-safe: *common* → *individual*).
 
     Args:
         negator: the :class:`Negator` to use (its spaCy model parses the input).
@@ -366,7 +323,7 @@ class NegatedAntonymGenerator(CandidateGenerator):
             for token in roots[0].subtree if roots else ():
                 near_root = token.head == roots[0] or (token.head.head == roots[0] and token.head.dep_ == "attr")
                 if near_root and token.tag_ in ("JJ", "RB") and token.dep_ in ("acomp", "advmod", "amod"):
-                    antonym = _antonym(token.lower_, token.tag_)
+                    antonym = safe_antonym(token.lower_)
                     if antonym:
                         target = (token, antonym)
                         break

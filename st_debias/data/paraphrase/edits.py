@@ -19,7 +19,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from st_debias.data.generators import Candidate, CandidateGenerator
+from st_debias.data.generators import Candidate, CandidateGenerator, candidate_pools
+from st_debias.data.lexicon import wordnet
 
 # Most frequent English words (function words), as injected by DebCSE before back-translation.
 FREQUENT_WORDS: tuple[str, ...] = (
@@ -166,19 +167,6 @@ class WordRepetition(_EditGenerator):
         return out
 
 
-def _wordnet():
-    try:
-        from nltk.corpus import wordnet
-
-        wordnet.ensure_loaded()
-    except LookupError as error:
-        raise LookupError(
-            "WordNet is not available to NLTK. Set NLTK_DATA to a folder holding corpora/wordnet.zip "
-            "(the project's shared data has one: $ST_DEBIAS_DATA/nltk_data)."
-        ) from error
-    return wordnet
-
-
 class WordNetSynonym(_EditGenerator):
     """Replace content words by a WordNet synonym (single-word lemma of one of the word's synsets).
 
@@ -204,7 +192,7 @@ class WordNetSynonym(_EditGenerator):
         hit = self._cache.get(word)
         if hit is not None:
             return hit
-        wn = _wordnet()
+        wn = wordnet()
         found: set[str] = set()
         if word not in STOPWORDS and word.isalpha() and len(word) > 2:
             # senses ranked by how often `word` carries them in SemCor (lemma counts), across parts of
@@ -294,12 +282,7 @@ class UnionGenerator(CandidateGenerator):
     def generate(self, sentences: Sequence[str], *, seed: int = 0) -> list[list[Candidate]]:
         self.report = type(self.report)()
         self.report.inputs = len(sentences)
-        results: list[list[Candidate]] = [[] for _ in sentences]
-        for generator in self.generators:
-            for k, cands in enumerate(generator.generate(sentences, seed=seed)):
-                for cand in cands:
-                    if cand.text != sentences[k] and all(c.text != cand.text for c in results[k]):
-                        results[k].append(cand)
+        results, _ = candidate_pools(self.generators, sentences, seed=seed)
         for cands in results:
             if cands:
                 self.report.with_candidates += 1

@@ -82,9 +82,9 @@ def test_number_moves_a_year_by_at_most_nine_years(negator):
 def test_cohyponym_replaces_one_noun_with_a_wordnet_sibling(negator, wiki, data_root):
     from lemminflect import getLemma
 
-    from st_debias.data.minimal_pairs.edits import _wordnet
+    from st_debias.data.lexicon import wordnet
 
-    wn = _wordnet()
+    wn = wordnet()
     checked = 0
     for k, doc in enumerate(negator.nlp.pipe(wiki[:120])):
         out = cohyponym(doc, _rng(k))

@@ -104,6 +104,8 @@ def render(doc: Doc, draft: Draft, surface: Surface | None = None) -> str:
         if out:
             if prev_idx >= 0 and idx == prev_idx + 1 and prev_idx not in overrides and idx not in overrides:
                 out.append(spaces[prev_idx])
+            elif prev_idx >= 0 and _glued(texts, spaces, overrides, prev_idx, idx):
+                pass
             elif text.lower() in _NO_SPACE_BEFORE or text == "'" or prev_text in _NO_SPACE_AFTER:
                 pass
             else:
@@ -111,6 +113,28 @@ def render(doc: Doc, draft: Draft, surface: Surface | None = None) -> str:
         out.append(text)
         prev_idx, prev_text = idx, text
     return "".join(out).strip()
+
+
+def _glued(texts: list[str], spaces: list[str], overrides: dict[int, str], prev_idx: int, idx: int) -> bool:
+    """Whether a word stays glued to punctuation it was glued to although one side changed or was inserted.
+
+    True when ``prev_idx`` had no space after it in the input, the output continues right where the input
+    did (``idx`` is its neighbour, or an inserted word; an inserted word continues the input when it
+    stands where the neighbour was), and the unchanged side is a quote, dash or bracket rather than a word
+    or a clitic: ``"died"`` -> ``"did not die"``.
+    """
+    if spaces[prev_idx] or prev_idx + 1 >= len(texts):
+        return False
+    if idx != NEW and idx != prev_idx + 1:
+        return False
+    left, right = texts[prev_idx], texts[prev_idx + 1]
+    if prev_idx not in overrides and _is_mark(left):
+        return True
+    return idx == prev_idx + 1 and idx not in overrides and _is_mark(right)
+
+
+def _is_mark(text: str) -> bool:
+    return not any(c.isalnum() for c in text) and text.lower() not in _NO_SPACE_BEFORE and text not in ".,;:!?"
 
 
 Surface = tuple[list[str], list[str], bool]

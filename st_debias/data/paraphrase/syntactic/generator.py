@@ -48,7 +48,7 @@ class SyntacticParaphraser(CandidateGenerator):
     (or none) and adds further edits in a seeded random order until its word-level match error rate
     against the input reaches ``mer_window[0]``; edits that would push it past ``mer_window[1]`` are
     skipped, and a candidate outside the window is dropped. This is the window OssCSE keeps its
-    back-translated paraphrases in (``METHODS.md`` §5).
+    back-translated paraphrases in (docs/builders/paraphrase.md).
 
     Rules decline rather than emit broken grammar: questions, imperatives, coordinated verbs, quotes,
     several sentences, missing objects and unknown complements. ``report.declined`` counts per-input

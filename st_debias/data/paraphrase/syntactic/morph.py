@@ -10,6 +10,8 @@ from functools import lru_cache
 from lemminflect import getInflection, getLemma
 from spacy.tokens import Token
 
+from st_debias.data.lexicon import wordnet, wordnet_available
+
 # Case of personal pronouns when a subject becomes a ``by`` agent / an object becomes the subject.
 SUBJECT_TO_OBJECT = {
     "i": "me",
@@ -109,28 +111,10 @@ def is_past(token: Token) -> bool:
 
 
 @lru_cache(maxsize=1)
-def _wordnet():
-    from nltk.corpus import wordnet
-
-    wordnet.ensure_loaded()
-    return wordnet
-
-
-@lru_cache(maxsize=1)
-def wordnet_available() -> bool:
-    """Whether NLTK finds WordNet offline (``NLTK_DATA``); without it the WordNet rules decline."""
-    try:
-        _wordnet()
-    except LookupError:
-        return False
-    return True
-
-
-@lru_cache(maxsize=1)
 def _sense_counts() -> dict[str, int]:
     """WordNet sense-key -> tagged-corpus count, read once from ``cntlist.rev`` (NLTK searches it per call)."""
     counts: dict[str, int] = {}
-    stream = _wordnet().open("cntlist.rev")
+    stream = wordnet().open("cntlist.rev")
     try:
         text = stream.read()
     finally:
@@ -143,7 +127,7 @@ def _sense_counts() -> dict[str, int]:
 
 
 def _first_offset(lemma: str, pos: str) -> int | None:
-    offsets = _wordnet()._lemma_pos_offset_map.get(lemma, {}).get(pos)
+    offsets = wordnet()._lemma_pos_offset_map.get(lemma, {}).get(pos)
     return offsets[0] if offsets else None
 
 
@@ -153,7 +137,7 @@ def _first_sense(lemma: str, pos: str):
     offset = _first_offset(lemma, pos)
     if offset is None:
         return None, 0
-    synset = _wordnet().synset_from_pos_and_offset(pos, offset)
+    synset = wordnet().synset_from_pos_and_offset(pos, offset)
     counts = _sense_counts()
     count = max((counts.get(lm.key(), 0) for lm in synset.lemmas() if lm.name().lower() == lemma), default=0)
     return synset, count
@@ -196,76 +180,6 @@ def synonyms(lemma: str, upos: str) -> tuple[str, ...]:
             continue
         out.append(name)
     return tuple(out)
-
-
-# Gradable adjectives whose negated antonym keeps the meaning ("is large" ~ "is not small"). WordNet's
-# antonym of a word's most frequent sense is not safe on its own (common -> individual, not uncommon).
-SAFE_ANTONYMS: dict[str, str] = {
-    a: b
-    for x, y in (
-        ("large", "small"),
-        ("big", "small"),
-        ("high", "low"),
-        ("long", "short"),
-        ("old", "young"),
-        ("easy", "difficult"),
-        ("possible", "impossible"),
-        ("necessary", "unnecessary"),
-        ("important", "unimportant"),
-        ("strong", "weak"),
-        ("rich", "poor"),
-        ("early", "late"),
-        ("fast", "slow"),
-        ("wide", "narrow"),
-        ("deep", "shallow"),
-        ("heavy", "light"),
-        ("hot", "cold"),
-        ("happy", "unhappy"),
-        ("safe", "dangerous"),
-        ("present", "absent"),
-        ("available", "unavailable"),
-        ("visible", "invisible"),
-        ("legal", "illegal"),
-        ("successful", "unsuccessful"),
-        ("popular", "unpopular"),
-        ("active", "inactive"),
-        ("complete", "incomplete"),
-        ("correct", "incorrect"),
-        ("likely", "unlikely"),
-        ("similar", "different"),
-        ("simple", "complex"),
-        ("common", "uncommon"),
-        ("usual", "unusual"),
-        ("frequent", "infrequent"),
-        ("significant", "insignificant"),
-        ("effective", "ineffective"),
-        ("sufficient", "insufficient"),
-        ("accurate", "inaccurate"),
-        ("consistent", "inconsistent"),
-        ("relevant", "irrelevant"),
-        ("stable", "unstable"),
-        ("certain", "uncertain"),
-        ("aware", "unaware"),
-        ("able", "unable"),
-        ("known", "unknown"),
-        ("full", "empty"),
-        ("cheap", "expensive"),
-        ("thick", "thin"),
-        ("wet", "dry"),
-        ("clean", "dirty"),
-        ("friendly", "hostile"),
-        ("open", "closed"),
-        ("true", "false"),
-        ("rare", "common"),
-    )
-    for a, b in ((x, y), (y, x))
-}
-
-
-def antonyms(lemma: str) -> tuple[str, ...]:
-    """The safe antonym of a gradable adjective (curated pairs), or nothing."""
-    ant = SAFE_ANTONYMS.get(lemma)
-    return (ant,) if ant else ()
 
 
 # Lemmas whose WordNet synonyms are too context-dependent to swap (light verbs, function-like words).

@@ -15,11 +15,11 @@ from st_debias.losses import InstanceWeightedMNRL
 
 
 @pytest.mark.parametrize("with_weights", [False, True])
-def test_precomputed_equals_live_guide(tiny_model, tiny_model_dir, wiki_sentences, with_weights: bool) -> None:
+def test_precomputed_equals_live_guide(tiny_model, tiny_bert_dir, wiki_sentences, with_weights: bool) -> None:
     from tests.conftest import load_tiny_model
 
     torch.manual_seed(3)
-    guide = load_tiny_model(tiny_model_dir)
+    guide = load_tiny_model(tiny_bert_dir)
     texts = wiki_sentences[:12]
     rows = {"anchor": texts, "positive": texts, "negative_1": wiki_sentences[12:24]}
     if with_weights:

@@ -84,6 +84,17 @@ def test_non_string_raises(negator):
 
 def test_negated_antonym_generator(negator):
     gen = NegatedAntonymGenerator(negator)
-    out = gen.generate(["The film is good.", "The cat sat."])
-    assert out[0][0].text == "The film is not bad."
-    assert out[1] == [] and gen.report.declined["no_antonym"] == 1
+    out = gen.generate(["The house is large.", "The cat sat.", "The film is good."])
+    assert out[0][0].text == "The house is not small."
+    assert out[1] == [] and out[2] == [] and gen.report.declined["no_antonym"] == 2
+
+
+def test_negated_antonym_shares_the_syntactic_word_list(negator, monkeypatch):
+    """Both negated-antonym rewrites read one curated list: a pair added there reaches both."""
+    from st_debias.data import lexicon
+    from st_debias.data.paraphrase.syntactic import SyntacticParaphraser
+
+    monkeypatch.setitem(lexicon.SAFE_ANTONYMS, "good", "bad")
+    assert NegatedAntonymGenerator(negator).generate(["The film is good."])[0][0].text == "The film is not bad."
+    paraphraser = SyntacticParaphraser(transforms=["antonym_negation"], mer_window=(0.0, 1.0))
+    assert [c.text for c in paraphraser.generate(["The film is good."])[0]] == ["The film is not bad."]

@@ -1,0 +1,111 @@
+"""Word lists and the WordNet reader shared by the rule-based generators.
+
+WordNet is read offline through NLTK from ``$NLTK_DATA`` (never downloaded); the project's shared data
+has a copy under ``$ST_DEBIAS_DATA/nltk_data``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+
+@lru_cache(maxsize=1)
+def wordnet():
+    """NLTK's WordNet reader, loaded once.
+
+    Raises:
+        LookupError: WordNet is not under ``$NLTK_DATA`` (the message says where to put it).
+    """
+    try:
+        from nltk.corpus import wordnet as reader
+
+        reader.ensure_loaded()
+    except LookupError as error:
+        raise LookupError(
+            "WordNet is not available to NLTK. Set NLTK_DATA to a folder holding corpora/wordnet.zip "
+            "(the project's shared data has one: $ST_DEBIAS_DATA/nltk_data)."
+        ) from error
+    return reader
+
+
+@lru_cache(maxsize=1)
+def wordnet_available() -> bool:
+    """Whether NLTK finds WordNet offline (``NLTK_DATA``); without it the WordNet rules decline."""
+    try:
+        wordnet()
+    except LookupError:
+        return False
+    return True
+
+
+# Gradable adjectives whose negated antonym keeps the meaning ("is large" ~ "is not small"). WordNet's
+# antonym of a word's most frequent sense is not safe on its own (common -> individual, not uncommon).
+SAFE_ANTONYMS: dict[str, str] = {
+    a: b
+    for x, y in (
+        ("large", "small"),
+        ("big", "small"),
+        ("high", "low"),
+        ("long", "short"),
+        ("old", "young"),
+        ("easy", "difficult"),
+        ("possible", "impossible"),
+        ("necessary", "unnecessary"),
+        ("important", "unimportant"),
+        ("strong", "weak"),
+        ("rich", "poor"),
+        ("early", "late"),
+        ("fast", "slow"),
+        ("wide", "narrow"),
+        ("deep", "shallow"),
+        ("heavy", "light"),
+        ("hot", "cold"),
+        ("happy", "unhappy"),
+        ("safe", "dangerous"),
+        ("present", "absent"),
+        ("available", "unavailable"),
+        ("visible", "invisible"),
+        ("legal", "illegal"),
+        ("successful", "unsuccessful"),
+        ("popular", "unpopular"),
+        ("active", "inactive"),
+        ("complete", "incomplete"),
+        ("correct", "incorrect"),
+        ("likely", "unlikely"),
+        ("similar", "different"),
+        ("simple", "complex"),
+        ("common", "uncommon"),
+        ("usual", "unusual"),
+        ("frequent", "infrequent"),
+        ("significant", "insignificant"),
+        ("effective", "ineffective"),
+        ("sufficient", "insufficient"),
+        ("accurate", "inaccurate"),
+        ("consistent", "inconsistent"),
+        ("relevant", "irrelevant"),
+        ("stable", "unstable"),
+        ("certain", "uncertain"),
+        ("aware", "unaware"),
+        ("able", "unable"),
+        ("known", "unknown"),
+        ("full", "empty"),
+        ("cheap", "expensive"),
+        ("thick", "thin"),
+        ("wet", "dry"),
+        ("clean", "dirty"),
+        ("friendly", "hostile"),
+        ("open", "closed"),
+        ("true", "false"),
+        ("rare", "common"),
+    )
+    for a, b in ((x, y), (y, x))
+}
+
+
+def safe_antonym(word: str) -> str | None:
+    """The antonym of a gradable adjective whose negation keeps the meaning (curated pairs), or None.
+
+    The one source of "negated antonym" rewrites ("is large" -> "is not small"): the syntactic
+    paraphraser's ``antonym_negation`` rule and :class:`~st_debias.data.negation.negator.NegatedAntonymGenerator`.
+    """
+    return SAFE_ANTONYMS.get(word.lower())

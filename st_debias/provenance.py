@@ -1,0 +1,67 @@
+"""What produced a result: git commit, package versions and rule-based builder versions.
+
+Every benchmark result file carries :func:`stamp` under ``"provenance"``; :func:`stamp_differences` says
+why an old result no longer matches the code, so scripts rerun it instead of silently reusing it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+PACKAGES = ("st_debias", "sentence-transformers", "torch", "transformers")
+"""Packages whose versions are stamped."""
+
+COMPARED = ("commit", "dirty", "packages", "builders")
+"""Stamp fields that must agree for a result to be reused (``created`` is informative only)."""
+
+
+def _git(*args: str) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", *args], cwd=Path(__file__).resolve().parent, capture_output=True, text=True, timeout=10
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def _version(package: str) -> str | None:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def builder_versions() -> dict[str, int]:
+    """Versions of the rule-based generators whose output rows depend on their rules."""
+    from st_debias.data.paraphrase.syntactic import SyntacticParaphraser
+
+    return {"syntactic": SyntacticParaphraser.version}
+
+
+def stamp() -> dict[str, Any]:
+    """The provenance of a result made now: commit (None outside a git checkout), whether the work tree had
+    uncommitted changes, package versions, builder versions and the UTC time."""
+    status = _git("status", "--porcelain", "--untracked-files=no")
+    return {
+        "commit": _git("rev-parse", "HEAD"),
+        "dirty": bool(status) if status is not None else None,
+        "packages": {name: _version(name) for name in PACKAGES},
+        "builders": builder_versions(),
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def stamp_differences(old: dict[str, Any] | None, new: dict[str, Any]) -> list[str]:
+    """The :data:`COMPARED` fields in which ``old`` (a result's stamp, None when it has none) differs from
+    ``new``; empty when the result can be reused. A dirty tree never matches (its code is unknown)."""
+    if not old:
+        return ["no provenance stamp"]
+    differences = [f"{key}: {old.get(key)!r} -> {new.get(key)!r}" for key in COMPARED if old.get(key) != new.get(key)]
+    if not differences and new.get("dirty"):
+        differences.append("uncommitted changes in the work tree")
+    return differences

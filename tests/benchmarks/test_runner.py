@@ -1,0 +1,104 @@
+"""Provenance stamps and the reuse rule of the benchmark runner (no training: the runs are faked)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from st_debias.provenance import PACKAGES, stamp, stamp_differences
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def _load(name: str):
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCHMARKS / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+
+
+def test_stamp_names_commit_packages_and_builders() -> None:
+    from st_debias.data.paraphrase.syntactic import SyntacticParaphraser
+
+    current = stamp()
+    assert set(current["packages"]) == set(PACKAGES) and current["packages"]["torch"]
+    assert current["builders"] == {"syntactic": SyntacticParaphraser.version}
+    assert current["commit"] is None or len(current["commit"]) == 40
+    assert "created" in current
+
+
+def test_stamp_differences() -> None:
+    base = {"commit": "a" * 40, "dirty": False, "packages": {"torch": "2.13.0"}, "builders": {"syntactic": 2},
+            "created": "then"}
+    assert stamp_differences(dict(base, created="now"), base) == []
+    assert stamp_differences(None, base) == ["no provenance stamp"]
+    assert stamp_differences(dict(base, builders={"syntactic": 1}), base) == [
+        "builders: {'syntactic': 1} -> {'syntactic': 2}"
+    ]
+    assert stamp_differences(dict(base, commit="b" * 40), base)[0].startswith("commit:")
+    dirty = dict(base, dirty=True)
+    assert stamp_differences(dirty, dirty) == ["uncommitted changes in the work tree"]
+
+
+def test_stale_result_is_rerun_unless_asked(tmp_path: Path, monkeypatch, capsys) -> None:
+    """Failure mode: a result file from older code was silently reused after a code change."""
+    runner = _load("runner")
+    current = {"commit": "c" * 40, "dirty": False, "packages": {}, "builders": {"syntactic": 2}}
+    monkeypatch.setattr(runner, "stamp", lambda: current)
+    trained: list[str] = []
+
+    class FakeResult:
+        value = 1.0
+
+    def fake_train(recipe, **kwargs):
+        trained.append(recipe)
+        return FakeResult()
+
+    import st_debias.recipes
+
+    monkeypatch.setattr(st_debias.recipes, "train_recipe", fake_train)
+    target = tmp_path / "r-seed1.json"
+    target.write_text(json.dumps({"value": 0.0}))  # an unstamped (old) result
+
+    def run(reuse_stale: bool = False) -> dict:
+        runner.train_and_record(target, "recipe", work_dir=tmp_path / "w", entry=lambda r, s: {"value": r.value},
+                                reuse_stale=reuse_stale)
+        return json.loads(target.read_text())
+
+    assert run(reuse_stale=True) == {"value": 0.0} and trained == []
+    written = run()
+    assert trained == ["recipe"] and written["value"] == 1.0 and written["provenance"] == current
+    assert "stale (no provenance stamp)" in capsys.readouterr().out
+    run()  # now stamped with the current code: reused
+    assert trained == ["recipe"]
+    current["builders"] = {"syntactic": 3}
+    run()
+    assert trained == ["recipe", "recipe"]
+
+
+@pytest.mark.parametrize("script", ["compare", "select_dev"])
+def test_scripts_pass_reuse_stale_to_the_runner(script: str, monkeypatch, tmp_path: Path) -> None:
+    module = _load(script)
+    calls = []
+    monkeypatch.setattr(module, "train_and_record", lambda target, recipe, **kw: calls.append(kw) or target)
+    monkeypatch.setattr(module, "write_table", lambda: tmp_path / "table.md")
+    (tmp_path / "table.md").write_text("table")
+    if script == "compare":
+        monkeypatch.setattr(module, "RESULTS", tmp_path)
+        argv = ["--recipes", "simcse", "--seeds", "1", "--steps", "2", "--reuse-stale"]
+    else:
+        monkeypatch.setattr(module, "start_scores", lambda refresh=True: {})
+        argv = ["simcse", "--seeds", "1", "--steps", "2", "--reuse-stale"]
+    assert module.main(argv) == 0
+    assert [c["reuse_stale"] for c in calls] == [True]
+    calls.clear()
+    module.main(argv[:-1])
+    assert [c["reuse_stale"] for c in calls] == [False]

@@ -1,0 +1,199 @@
+"""The user documentation in ``docs/`` ships with the package: it must cover the public API, cite files
+that exist, and the repository must not point users at files they do not have."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+import st_debias.losses
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+
+#: Public loss -> its page. A new loss fails ``test_every_public_loss_has_a_docs_page`` until it is added.
+LOSS_PAGES = {
+    "FocalInfoNCE": "losses/focal_infonce.md",
+    "InstanceWeightedMNRL": "losses/instance_weighted_mnrl.md",
+    "DebiasInfoNCE": "losses/debias_infonce.md",
+    "MarginNegationLoss": "losses/margin_negation.md",
+    "RecallRegularizer": "losses/recall_regularizer.md",
+}
+
+#: Public builder or candidate generator -> its page.
+BUILDER_PAGES = {
+    "IPWBuilder": "builders/ipw.md",
+    "OssCSEBuilder": "builders/osscse.md",
+    "Negator": "builders/osscse.md",
+    "NegatedAntonymGenerator": "builders/osscse.md",
+    "SyntacticParaphraser": "builders/paraphrase.md",
+    "WordDeletion": "builders/paraphrase.md",
+    "FrequentWordInsertion": "builders/paraphrase.md",
+    "WordRepetition": "builders/paraphrase.md",
+    "WordNetSynonym": "builders/paraphrase.md",
+    "EditChain": "builders/paraphrase.md",
+    "UnionGenerator": "builders/paraphrase.md",
+    "CorpusNeighbourGenerator": "builders/paraphrase.md",
+    "Seq2SeqGenerator": "builders/paraphrase.md",
+}
+
+# Built so that this file does not match its own patterns.
+DEVELOPER_SPEC = re.compile("METHODS" + r"(?:\.md|\s*§)")
+MACHINE_PATH = re.compile(r"(?<![\w.~-])/(?:" + "work|root" + r")/")
+
+
+def _public_losses() -> list[str]:
+    return [name for name in st_debias.losses.__all__ if not name.startswith("Cached")]
+
+
+def _nav_pages() -> set[str]:
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    pages: set[str] = set()
+
+    def walk(node: object) -> None:
+        if isinstance(node, str):
+            pages.add(node)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+        elif isinstance(node, dict):
+            for value in node.values():
+                walk(value)
+
+    walk(config["nav"])
+    return pages
+
+
+def _committed_files() -> list[Path]:
+    """Files git tracks or would track (not ignored); every file under ROOT when git is unavailable."""
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+            cwd=ROOT,
+            capture_output=True,
+            check=True,
+        ).stdout.decode("utf-8")
+        return [ROOT / name for name in listed.split("\0") if name and (ROOT / name).is_file()]
+    except (OSError, subprocess.CalledProcessError):
+        skip = {
+            ".git",
+            ".venv",
+            "build",
+            "dist",
+            "site",
+            "outputs",
+            "__pycache__",
+            ".pytest_cache",
+            ".ruff_cache",
+        }
+        files = []
+        for folder, subfolders, names in os.walk(ROOT):
+            subfolders[:] = [d for d in subfolders if d not in skip and not d.endswith(".egg-info")]
+            files += [Path(folder) / name for name in names]
+        return files
+
+
+def _is_recorded_output(relative: Path) -> bool:
+    """Benchmark result files record the paths they were run with; they are outputs, not documentation."""
+    return relative.parts[0] == "benchmarks" and "results" in relative.parts
+
+
+def test_no_reference_to_developer_spec_or_machine_paths():
+    """Failure guarded: a committed text file points users at the developers' spec (which users do not
+    have) or at an absolute path of the development machine instead of a repo path or an env var."""
+    offenders = []
+    for path in _committed_files():
+        relative = path.relative_to(ROOT)
+        if _is_recorded_output(relative):
+            continue
+        data = path.read_bytes()
+        if b"\0" in data[:8192]:
+            continue  # binary (plots)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        for number, line in enumerate(text.splitlines(), 1):
+            if DEVELOPER_SPEC.search(line) or MACHINE_PATH.search(line):
+                offenders.append(f"{relative}:{number}: {line.strip()[:120]}")
+    assert not offenders, "Point to docs/ or use a relative path / env var instead:\n" + "\n".join(offenders)
+
+
+def test_the_path_checks_catch_what_they_guard():
+    """Failure guarded: the patterns above silently stop matching (the check would then always pass)."""
+    assert DEVELOPER_SPEC.search("see ../shared/" + "METHODS" + ".md") and DEVELOPER_SPEC.search(
+        "METHODS" + " §8"
+    )
+    assert MACHINE_PATH.search("export ST_DEBIAS_DATA=/" + "work/shared/data")
+    assert MACHINE_PATH.search("cache in /" + "root/.cache")
+    assert not MACHINE_PATH.search("docs/work/page.md") and not MACHINE_PATH.search("$PWD/../shared/data")
+
+
+@pytest.mark.parametrize("name", _public_losses())
+def test_every_public_loss_has_a_docs_page(name: str):
+    """Failure guarded: a loss is exported without a documentation page, or its page is not in the site nav."""
+    assert name in LOSS_PAGES, (
+        f"{name} is public but has no docs page: add docs/losses/<name>.md and LOSS_PAGES"
+    )
+    page = DOCS / LOSS_PAGES[name]
+    assert page.is_file(), f"{page} is missing"
+    assert f"# {name}" in page.read_text(encoding="utf-8"), f"{page} does not have {name} as its title"
+    assert LOSS_PAGES[name] in _nav_pages(), f"{LOSS_PAGES[name]} is not in the nav of mkdocs.yml"
+
+
+def test_every_public_builder_and_generator_is_mapped_to_a_page():
+    """Failure guarded: a builder or paraphrase generator is exported from st_debias.data without docs."""
+    import st_debias.data
+    from st_debias.data.generators import CandidateGenerator
+
+    public = set()
+    for name in st_debias.data.__all__:
+        value = getattr(st_debias.data, name)
+        if isinstance(value, type) and (
+            name.endswith("Builder") or name == "Negator" or issubclass(value, CandidateGenerator)
+        ):
+            public.add(name)
+    public.discard("CandidateGenerator")  # the interface, documented on the generators page
+    assert public, "found no builder at all: the discovery above is broken"
+    assert not public - set(BUILDER_PAGES), f"undocumented: {sorted(public - set(BUILDER_PAGES))}"
+
+
+@pytest.mark.parametrize("name", sorted(BUILDER_PAGES))
+def test_every_builder_is_described_on_its_page(name: str):
+    """Failure guarded: a builder's page is removed, renamed or left out of the site nav."""
+    page = DOCS / BUILDER_PAGES[name]
+    assert page.is_file(), f"{page} is missing"
+    assert name in page.read_text(encoding="utf-8"), f"{page} does not mention {name}"
+    assert BUILDER_PAGES[name] in _nav_pages(), f"{BUILDER_PAGES[name]} is not in the nav of mkdocs.yml"
+
+
+def test_recipes_page_shows_each_packaged_recipe_as_shipped():
+    """Failure guarded: a packaged recipe changes (or is added) and docs/recipes.md keeps showing the old YAML."""
+    from st_debias.recipes.config import available_recipes, recipe_dir
+
+    page = (DOCS / "recipes.md").read_text(encoding="utf-8")
+    names = available_recipes()
+    assert names, "no packaged recipe found"
+    for name in names:
+        shipped = (recipe_dir() / f"{name}.yaml").read_text(encoding="utf-8").strip()
+        assert f"## {name}\n" in page, f"docs/recipes.md has no section for recipe {name!r}"
+        assert f"```yaml\n{shipped}\n```" in page, f"docs/recipes.md does not show {name}.yaml as shipped"
+
+
+def test_result_files_cited_by_the_docs_exist():
+    """Failure guarded: a figure in the docs cites a results file or script that was moved or deleted."""
+    cited = set()
+    for page in DOCS.rglob("*.md"):
+        for path in re.findall(
+            r"`((?:benchmarks|st_debias|tests)/[^`\s]+)`", page.read_text(encoding="utf-8")
+        ):
+            if not any(mark in path for mark in "<[*…"):
+                cited.add(path.rstrip("/"))
+    assert cited, "the docs cite no file at all: the pattern above is broken"
+    missing = sorted(path for path in cited if not (ROOT / path).exists())
+    assert not missing, f"cited in docs/ but missing from the repository: {missing}"
