@@ -92,13 +92,8 @@ def train_recipe(
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
     from sentence_transformers.base.sampler import BatchSamplers
 
-    from st_debias.evaluation import compare_table
-    from st_debias.recipes.callbacks import (
-        GradientShareCallback,
-        sts_dev_evaluator,
-        write_report,
-        write_results,
-    )
+    from st_debias.evaluation import compare_table, sts_dev_evaluator, write_report, write_results
+    from st_debias.recipes.callbacks import GradientShareCallback
 
     training = recipe.training
     output_dir = Path(output_dir)

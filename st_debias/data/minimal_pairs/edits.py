@@ -11,7 +11,7 @@ edit               what it changes                                  example
 ``argument_swap``  subject and object of a transitive verb swap     The cat chased the dog. → The dog chased the cat.
 ``number``         one number becomes another of the same kind      born in 1921 → born in 1926
 ``cohyponym``      a noun becomes a sibling in WordNet              a glass of wine → a glass of beer
-``antonym``        an adjective becomes its WordNet antonym         The house is large. → The house is small.
+``antonym``        an adjective becomes its antonym                 The house is large. → The house is small.
 =================  ===============================================  ==============================================
 
 (Negation and de-negation, the fifth meaning-changing family, is :class:`~st_debias.data.negation.negator.Negator`.)
