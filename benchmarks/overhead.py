@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         "MarginNegationLoss (contrastive=dropout)": (
             MarginNegationLoss(model, contrastive="dropout"), "negation+view", None, "ipw",
             "embeds the anchor twice (SimCSE view): 4 columns vs MNRL on the same 4 columns"),
-        "RecallRegularizer(FocalInfoNCE)": (RecallRegularizer(FocalInfoNCE(model)), "pair", None, "pair", ""),
+        "RecallRegularizer(FocalInfoNCE)": (RecallRegularizer(model, FocalInfoNCE(model)), "pair", None, "pair", ""),
         "InstanceWeightedMNRL (precomputed guide)": (
             InstanceWeightedMNRL(model, labels="guide_embeddings"), "pair", guide_labels, "pair", ""),
         "InstanceWeightedMNRL (precomputed guide + noise k=1)": (

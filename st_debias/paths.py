@@ -10,12 +10,17 @@ Two settings, both explicit:
   ships the same weights; :func:`resolve_model_name` prefers that local folder whenever it is
   installed, and ``ST_DEBIAS_OFFLINE=1`` (or ``HF_HUB_OFFLINE=1``) makes a missing local copy an
   error instead of a download attempt.
+
+:func:`load_model` is the one model loader of the package (builders, evaluation, recipes): it checks a
+local folder first (:func:`check_model_folder`) and names the folder in every error.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
+from typing import Any
 
 DATA_ENV = "ST_DEBIAS_DATA"
 OFFLINE_ENV = "ST_DEBIAS_OFFLINE"
@@ -25,6 +30,22 @@ _DEFAULT_MODEL_ALIASES = {"default", "all-MiniLM-L6-v2", DEFAULT_MODEL_NAME}
 
 class DataNotFoundError(FileNotFoundError):
     """A data file is missing; the message says where we looked and how to point elsewhere."""
+
+
+class InvalidModelError(ValueError):
+    """A local model path that cannot be a model: a file, an empty folder, missing or unreadable weights.
+
+    The message names the path and what is missing or broken.
+    """
+
+
+#: Files any one of which holds a Hugging Face model's weights.
+WEIGHT_FILES = (
+    "model.safetensors",
+    "model.safetensors.index.json",
+    "pytorch_model.bin",
+    "pytorch_model.bin.index.json",
+)
 
 
 def offline() -> bool:
@@ -103,8 +124,95 @@ def resolve_model_name(name_or_path: str | os.PathLike[str] | None = None) -> st
     return str(name_or_path)
 
 
-def load_model(name_or_path: str | os.PathLike[str] | None = None, **kwargs):
-    """Load a SentenceTransformer through :func:`resolve_model_name` (hub id, local folder or the default)."""
+def _transformer_folders(folder: Path) -> list[Path]:
+    """Folders that must hold a Hugging Face config and weights: the Transformer modules of a saved
+    SentenceTransformer (``modules.json``), or ``folder`` itself for a plain Hugging Face model."""
+    modules = folder / "modules.json"
+    if not modules.is_file():
+        return [folder]
+    try:
+        entries = json.loads(modules.read_text(encoding="utf-8"))
+        return [folder / entry.get("path", "") for entry in entries if entry["type"].endswith(".Transformer")]
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        raise InvalidModelError(f"Model folder {folder}: {modules.name} is not a valid module list ({error}).") from error
+
+
+def check_model_folder(path: str | os.PathLike[str]) -> Path:
+    """Check that ``path`` looks like a loadable model folder before handing it to sentence-transformers.
+
+    Checked: it is a folder, not empty; each Transformer module folder has ``config.json`` and a weights
+    file (:data:`WEIGHT_FILES`); every ``*.safetensors`` file has a readable header covering the whole
+    file (a truncated or overwritten file fails here).
+
+    Raises:
+        FileNotFoundError: nothing exists at ``path``.
+        InvalidModelError: anything else; the message names the path and what is missing.
+    """
+    folder = Path(path).expanduser()
+    if not folder.exists():
+        raise FileNotFoundError(f"Model folder {folder.resolve()} does not exist.")
+    if not folder.is_dir():
+        raise InvalidModelError(
+            f"Model path {folder.resolve()} is a file, not a folder: pass the folder that holds config.json "
+            "and the weights (what SentenceTransformer.save_pretrained writes)."
+        )
+    if not any(folder.iterdir()):
+        raise InvalidModelError(
+            f"Model folder {folder.resolve()} is empty: expected a saved SentenceTransformer (modules.json, "
+            "config.json, model.safetensors, tokenizer files) or a Hugging Face model folder."
+        )
+    for module in _transformer_folders(folder):
+        missing = []
+        if not (module / "config.json").is_file():
+            missing.append("config.json")
+        if not any((module / name).is_file() for name in WEIGHT_FILES):
+            missing.append("a weights file (model.safetensors or pytorch_model.bin)")
+        if missing:
+            where = "" if module == folder else f" (module folder {module.name})"
+            raise InvalidModelError(f"Model folder {folder.resolve()}{where} is missing {' and '.join(missing)}.")
+    for weights in sorted(folder.rglob("*.safetensors")):
+        from safetensors import safe_open
+
+        try:
+            with safe_open(str(weights), framework="pt"):
+                pass
+        except Exception as error:  # noqa: BLE001 - safetensors raises its own error types
+            raise InvalidModelError(
+                f"Model folder {folder.resolve()}: weights file {weights.relative_to(folder)} is unreadable "
+                f"({error}); it is truncated or not a safetensors file. Save or download the model again."
+            ) from error
+    return folder
+
+
+def load_model(name_or_path: str | os.PathLike[str] | None = None, **kwargs: Any):
+    """Load a SentenceTransformer: a hub id, a local folder (checked by :func:`check_model_folder`) or the default.
+
+    Args:
+        name_or_path: see :func:`resolve_model_name`.
+        **kwargs: passed to ``SentenceTransformer`` (``device=...``, ...).
+
+    Raises:
+        InvalidModelError: a local path that is not a loadable model folder, or whose files fail to load;
+            the message names the path.
+        FileNotFoundError: offline and the model is not a local folder.
+    """
     from sentence_transformers import SentenceTransformer
 
-    return SentenceTransformer(resolve_model_name(name_or_path), **kwargs)
+    resolved = resolve_model_name(name_or_path)
+    local = Path(resolved)
+    if not local.exists():
+        return SentenceTransformer(resolved, **kwargs)
+    check_model_folder(local)
+    try:
+        return SentenceTransformer(resolved, **kwargs)
+    except Exception as error:  # noqa: BLE001 - any failure on a local folder is a bad folder
+        raise InvalidModelError(
+            f"Could not load the model folder {local.resolve()}: {type(error).__name__}: {error}"
+        ) from error
+
+
+def ensure_model(model: Any, **kwargs: Any):
+    """``model`` itself when it is already a loaded model, else :func:`load_model` of the name/path/None."""
+    if model is None or isinstance(model, str | os.PathLike):
+        return load_model(model, **kwargs)
+    return model

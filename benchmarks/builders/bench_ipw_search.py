@@ -19,8 +19,9 @@ from pathlib import Path
 import numpy as np
 
 from st_debias.data.io.corpus import clean_sentences, read_sentences
-from st_debias.data.io.embeddings import cache_root, corpus_key, model_fingerprint, shard_bounds
+from st_debias.data.io.embeddings import cache_root, corpus_key, shard_bounds
 from st_debias.data.ipw.builder import sample_negatives
+from st_debias.fingerprint import model_fingerprint
 from st_debias.paths import load_model
 
 

@@ -11,9 +11,15 @@ from .infonce import infonce, infonce_per_row, weighted_mean
 from .logits import focal, scaled
 from .noise import adversarial_noise
 from .preservation import similarity_drift
-from .similarity import batch_standardize, cosine_matrix, rowwise_cosine
+from .similarity import (
+    SimilarityFct,
+    at_least_float32,
+    batch_standardize,
+    rowwise_similarity,
+    similarity_matrix,
+)
 from .validation import (
-    check_has_negatives,
+    check_finite,
     check_non_negative,
     check_num_columns,
     check_positive,
@@ -21,14 +27,15 @@ from .validation import (
 )
 
 __all__ = [
+    "SimilarityFct",
     "adversarial_noise",
+    "at_least_float32",
     "batch_standardize",
-    "check_has_negatives",
+    "check_finite",
     "check_non_negative",
     "check_num_columns",
     "check_positive",
     "check_row_weights",
-    "cosine_matrix",
     "focal",
     "gather_rows",
     "infonce",
@@ -36,9 +43,10 @@ __all__ = [
     "one_hot_mask",
     "own_row_mask",
     "positive_index",
-    "rowwise_cosine",
+    "rowwise_similarity",
     "scaled",
     "similarity_drift",
+    "similarity_matrix",
     "threshold_mask",
     "weighted_mean",
 ]

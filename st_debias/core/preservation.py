@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from .similarity import cosine_matrix
+from .similarity import at_least_float32, similarity_matrix
 
 
 def similarity_drift(embeddings: Tensor, reference: Tensor) -> Tensor:
@@ -24,8 +24,8 @@ def similarity_drift(embeddings: Tensor, reference: Tensor) -> Tensor:
     rows = embeddings.size(0)
     if rows < 2:
         return embeddings.sum() * 0.0
-    dtype = torch.promote_types(embeddings.dtype, torch.float32)
-    current = cosine_matrix(embeddings.to(dtype), embeddings.to(dtype))
-    target = cosine_matrix(reference.to(dtype), reference.to(dtype))
+    embeddings, reference = at_least_float32(embeddings), at_least_float32(reference)
+    current = similarity_matrix(embeddings, embeddings)
+    target = similarity_matrix(reference, reference)
     off_diagonal = ~torch.eye(rows, dtype=torch.bool, device=embeddings.device)
     return (current - target)[off_diagonal].pow(2).mean()

@@ -1,20 +1,48 @@
-"""Similarity matrices between embedding sets."""
+"""Similarity matrices between embedding sets, computed in float32 or wider.
+
+The default scorer is sentence-transformers' ``cos_sim`` (as in MultipleNegativesRankingLoss). Every
+input below float32 (float16, bfloat16) is upcast first, so a matmul never rounds scores to 3 decimal
+digits and a zero embedding never meets an ``eps`` that underflows to 0 (a NaN in float16).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
-import torch.nn.functional as F
+from sentence_transformers.util import cos_sim, dot_score, pairwise_cos_sim, pairwise_dot_score
 from torch import Tensor
 
+SimilarityFct = Callable[[Tensor, Tensor], Tensor]
 
-def cosine_matrix(a: Tensor, b: Tensor, eps: float = 1e-8) -> Tensor:
-    """Cosine similarity of every row of ``a`` with every row of ``b``: shape ``(len(a), len(b))``."""
-    return F.normalize(a, p=2, dim=-1, eps=eps) @ F.normalize(b, p=2, dim=-1, eps=eps).transpose(0, 1)
+CONSTANT_VARIANCE = 1e-6
+"""Features with batch variance below this × eps count as constant in :func:`batch_standardize`."""
+
+# Row-wise counterparts of the matrix scorers, so that s(a_i, b_i) costs O(B), not O(B²).
+_PAIRWISE: dict[SimilarityFct, SimilarityFct] = {cos_sim: pairwise_cos_sim, dot_score: pairwise_dot_score}
 
 
-def rowwise_cosine(a: Tensor, b: Tensor, eps: float = 1e-8) -> Tensor:
-    """Cosine similarity of ``a[i]`` with ``b[i]`` for each row: shape ``(len(a),)``."""
-    return (F.normalize(a, p=2, dim=-1, eps=eps) * F.normalize(b, p=2, dim=-1, eps=eps)).sum(dim=-1)
+def at_least_float32(x: Tensor) -> Tensor:
+    """``x`` upcast to float32 when its floating dtype is narrower (float16, bfloat16); else unchanged."""
+    if x.is_floating_point() and torch.finfo(x.dtype).bits < 32:
+        return x.float()
+    return x
+
+
+def similarity_matrix(a: Tensor, b: Tensor, similarity_fct: SimilarityFct = cos_sim) -> Tensor:
+    """``similarity_fct`` of every row of ``a`` with every row of ``b``: shape ``(len(a), len(b))``."""
+    return similarity_fct(at_least_float32(a), at_least_float32(b))
+
+
+def rowwise_similarity(a: Tensor, b: Tensor, similarity_fct: SimilarityFct = cos_sim) -> Tensor:
+    """``similarity_fct(a[i], b[i])`` for each row: shape ``(len(a),)``.
+
+    ``cos_sim`` and ``dot_score`` use their pairwise versions; any other scorer is evaluated as a
+    matrix and its diagonal taken.
+    """
+    a, b = at_least_float32(a), at_least_float32(b)
+    pairwise = _PAIRWISE.get(similarity_fct)
+    return pairwise(a, b) if pairwise is not None else similarity_fct(a, b).diagonal()
 
 
 def batch_standardize(x: Tensor, eps: float = 1e-5) -> Tensor:
@@ -22,7 +50,17 @@ def batch_standardize(x: Tensor, eps: float = 1e-5) -> Tensor:
 
     Always uses the statistics of ``x`` itself (no running averages), in training and eval mode alike,
     and lets gradients flow through the statistics, like ``BatchNorm1d(affine=False)`` in training mode.
+    Computed in float32 or wider.
+
+    One departure from ``BatchNorm1d``: a feature whose batch variance is below ``CONSTANT_VARIANCE``
+    × ``eps`` is constant up to rounding and comes out as exactly 0 with no gradient. BatchNorm would
+    return that rounding noise scaled by 1/√eps; a column constant in every feature (the same text in
+    every row) then becomes a near-zero vector, whose cosine has gradients of ~1/‖z‖ (1e10 seen).
+    The value changes by at most √``CONSTANT_VARIANCE`` (1e-3) per such feature.
     """
+    x = at_least_float32(x)
     mean = x.mean(dim=0, keepdim=True)
     var = x.var(dim=0, unbiased=False, keepdim=True)
-    return (x - mean) / torch.sqrt(var + eps)
+    standardized = (x - mean) / torch.sqrt(var + eps)
+    return torch.where(var > CONSTANT_VARIANCE * eps, standardized, torch.zeros_like(standardized))
+

@@ -36,13 +36,14 @@ def check_row_weights(weights: Tensor, batch_size: int, loss_name: str) -> Tenso
     return weights
 
 
-def check_has_negatives(num_negatives: int, loss_name: str) -> None:
-    """Raise when a row would have no negative at all (batch of one and no hard-negative columns)."""
-    if num_negatives < 1:
-        raise ValueError(
-            f"{loss_name} needs negatives: a batch of one row with no hard-negative column leaves none. "
-            "Use a batch size of at least 2 or add negative columns."
-        )
+def check_finite(tensors: list[Tensor], what: str, loss_name: str) -> None:
+    """Raise when any tensor holds NaN or inf, naming the first offending column and rows."""
+    for column, tensor in enumerate(tensors):
+        bad_rows = (~torch.isfinite(tensor)).reshape(tensor.size(0), -1).any(dim=1)
+        if bad_rows.any():
+            raise ValueError(
+                f"{loss_name}: {what} contain NaN or inf (column {column}, rows {bad_rows.nonzero().flatten().tolist()})."
+            )
 
 
 def check_positive(value: float, name: str, loss_name: str) -> None:

@@ -4,13 +4,16 @@ Public API (imported lazily, so ``from st_debias.data.text import words`` stays 
 
 * :func:`build_ipw_dataset` / :class:`IPWBuilder`: (anchor, positive, negative_1..m[, label]) rows.
 * :func:`build_negation_dataset` / :class:`OssCSEBuilder`: (anchor, paraphrase, negation) rows.
-* :class:`MinimalPairBuilder`: cue-balanced (anchor, positive, negative) minimal pairs.
+  Builders take any iterable of strings, a ``datasets`` column (``dataset["text"]``) or a ``Dataset`` with
+  ``column="text"``.
+* :func:`candidate_generators`: the named paraphrase/positive choices (``syntactic``, the recipes' and the
+  negation builder's default; ``syntactic+edits``; ``edits``; ``dropout``).
 * :class:`Negator`, :class:`NegatedAntonymGenerator`: rule negation with spaCy.
 * candidate generators: :class:`WordDeletion`, :class:`FrequentWordInsertion`, :class:`WordRepetition`,
   :class:`WordNetSynonym`, :class:`EditChain`, :class:`UnionGenerator`, :class:`CorpusNeighbourGenerator`,
   :class:`Seq2SeqGenerator` (plus :class:`CandidateGenerator`, :class:`Candidate` to write your own).
-* :func:`encode_corpus`, :func:`encode_shard`, :func:`merge_shards` (embeddings, cached),
-  :func:`range_topk` (exact range neighbour search), :func:`merge_builds` (shard outputs),
+* :func:`encode_corpus`, :func:`encode_shard`, :func:`merge_shards` (embedding shards, cached),
+  :func:`range_topk` (exact range neighbour search), :func:`merge_builds` (row shards and their reports),
   :func:`to_input_examples` (legacy ``model.fit``), :class:`BuildReport`.
 """
 
@@ -26,6 +29,7 @@ _EXPORTS = {
     "sample_negatives": "st_debias.data.ipw.builder",
     "to_input_examples": "st_debias.data.ipw.builder",
     "merge_builds": "st_debias.data.builders",
+    "candidate_generators": "st_debias.data.builders",
     "OssCSEBuilder": "st_debias.data.negation.builder",
     "MinimalPairBuilder": "st_debias.data.minimal_pairs.builder",
     "Negator": "st_debias.data.negation.negator",

@@ -5,6 +5,10 @@ Examples::
     st-debias build ipw --input corpus.txt --output rows/ipw --limit 20000
     st-debias build ipw --input corpus.txt --output rows/ipw-shard0 --shard 0/4   # then merge: --merge
     st-debias build negation --input corpus.txt --output rows/neg --spacy-model en_core_web_sm
+    st-debias build negation --input corpus.txt --output rows/neg-edits --generator edits
+
+``--generator`` picks the paraphrase (negation) or positive (ipw) candidates; the defaults are the recipes'
+choices: ``syntactic`` for negation rows, DebCSE's word ``edits`` for ipw rows.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+
+from st_debias.data.generators import GENERATOR_CHOICES
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -31,6 +37,11 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--temperature", type=float, default=1.0)
     parser.add_argument("--cache-dir", default=None, help="embedding cache (default $ST_DEBIAS_CACHE)")
     parser.add_argument("--spacy-model", default=None, help="negation: spaCy model (default en_core_web_sm)")
+    parser.add_argument(
+        "--generator", choices=GENERATOR_CHOICES, default=None,
+        help="paraphrase (negation) or positive (ipw) candidates; default: the recipes' choice, syntactic for "
+        "negation, edits for ipw; dropout: the anchor itself",
+    )
     parser.set_defaults(func=run)
     return parser
 
@@ -67,20 +78,26 @@ def run(args: argparse.Namespace) -> int:
     from st_debias.data.io.corpus import read_sentences
 
     sentences = read_sentences(args.input[0], limit=args.limit)
-    if args.kind == "ipw":
-        from st_debias.data.ipw.builder import IPWBuilder
+    from st_debias.data.builders import (
+        DEFAULT_PARAPHRASES,
+        DEFAULT_POSITIVES,
+        build_ipw_dataset,
+        build_negation_dataset,
+    )
 
+    if args.kind == "ipw":
         shard = tuple(int(x) for x in args.shard.split("/")) if args.shard else None
-        builder = IPWBuilder(
-            args.model, num_negatives=args.num_negatives, pool_size=args.pool_size, lambda_n=args.lambda_n,
+        rows, report = build_ipw_dataset(
+            sentences, args.model, positives=args.generator or DEFAULT_POSITIVES, shard=shard, return_report=True,
+            num_negatives=args.num_negatives, pool_size=args.pool_size, lambda_n=args.lambda_n,
             lambda_p=args.lambda_p, temperature=args.temperature, seed=args.seed, cache_dir=args.cache_dir,
         )
-        rows = builder.build(sentences, shard=shard)  # type: ignore[arg-type]
     else:
-        from st_debias.data.negation.builder import OssCSEBuilder
         from st_debias.data.negation.negator import Negator
 
-        builder = OssCSEBuilder(Negator(args.spacy_model), seed=args.seed, show_progress_bar=True)
-        rows = builder.build(sentences)
-    _save(rows, builder.report, args.output)
+        rows, report = build_negation_dataset(
+            sentences, paraphrases=args.generator or DEFAULT_PARAPHRASES, return_report=True,
+            negator=Negator(args.spacy_model), seed=args.seed, show_progress_bar=True,
+        )
+    _save(rows, report, args.output)
     return 0

@@ -12,12 +12,12 @@ Every :class:`STSData` records where it came from, so a score can always be trac
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from st_debias.datafiles import DataFileError, parse_json_line, require_score, require_text, text_lines
 from st_debias.paths import DATA_ENV, DataNotFoundError, data_file, offline
 
 #: The STS-7 tasks in the order SimCSE reports them; names follow MTEB.
@@ -50,6 +50,15 @@ HUB_SOURCES: dict[str, tuple[str, str]] = {
 }
 
 TextField = Literal["processed", "raw"]
+
+#: Gold score scale of each dataset family: SICK is rated 1–5, the SemEval STS sets and STS-B 0–5.
+STS_SCORE_RANGE: tuple[float, float] = (0.0, 5.0)
+SICK_SCORE_RANGE: tuple[float, float] = (1.0, 5.0)
+
+
+def score_range(name: str) -> tuple[float, float]:
+    """The gold score scale of a task or file name (``SICK-R``, ``sick_test`` → 1–5; others 0–5)."""
+    return SICK_SCORE_RANGE if "sick" in name.lower() else STS_SCORE_RANGE
 
 
 @dataclass(frozen=True)
@@ -111,44 +120,53 @@ def _sha256(path: Path) -> str:
 
 
 def load_sts_file(
-    path: str | os.PathLike[str], name: str | None = None, text: TextField = "processed"
+    path: str | os.PathLike[str],
+    name: str | None = None,
+    text: TextField = "processed",
+    scores_range: tuple[float, float] | None = None,
 ) -> STSData:
-    """Read one ``sts/*.jsonl`` file of the shared data layout.
+    """Read one ``sts/*.jsonl`` file of the shared data layout, validating every record.
 
     Args:
         path: the JSONL file.
         name: task name to record (default: the file stem).
         text: ``processed`` uses ``sentence1``/``sentence2`` (SentEval's text, the protocol of docs/evaluation.md);
             ``raw`` uses ``sentence1_raw``/``sentence2_raw`` (original release text).
+        scores_range: admissible gold scores (default :func:`score_range` of the name: SICK 1–5, else 0–5).
 
     Raises:
         DataNotFoundError: the file does not exist.
-        ValueError: a record lacks a needed field, or ``text`` is unknown.
+        DataFileError: (a ``ValueError``) a line that is not UTF-8 or not a JSON object, a missing field, a
+            sentence that is not a non-empty string, a score that is not a finite number in range. The
+            message starts with ``file:line`` and names the field.
+        ValueError: ``text`` is unknown.
     """
     if text not in ("processed", "raw"):
         raise ValueError(f"text must be 'processed' or 'raw', got {text!r}")
     path = Path(path)
     if not path.is_file():
         raise DataNotFoundError(f"Missing STS file {path.resolve()}. Set {DATA_ENV} or pass data_dir=...")
+    name = name or path.stem
+    low_high = scores_range or score_range(name)
     suffix = "" if text == "processed" else "_raw"
+    fields = ("sentence1" + suffix, "sentence2" + suffix)
     s1: list[str] = []
     s2: list[str] = []
     scores: list[float] = []
     subsets: list[str] = []
-    with path.open(encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            record = json.loads(line)
-            try:
-                s1.append(record["sentence1" + suffix])
-                s2.append(record["sentence2" + suffix])
-                scores.append(float(record["score"]))
-            except KeyError as error:
-                raise ValueError(f"{path}:{line_number}: record has no field {error.args[0]!r}") from error
-            subsets.append(str(record.get("subset", "")))
+    for line_number, line in text_lines(path):
+        if not line.strip():
+            continue
+        record = parse_json_line(path, line_number, line)
+        for field_name in (*fields, "score"):
+            if field_name not in record:
+                raise DataFileError(path, line_number, f"record has no field {field_name!r}")
+        s1.append(require_text(record[fields[0]], path, line_number, fields[0]))
+        s2.append(require_text(record[fields[1]], path, line_number, fields[1]))
+        scores.append(require_score(record["score"], path, line_number, "score", low_high))
+        subsets.append(str(record.get("subset", "")))
     return STSData(
-        name=name or path.stem,
+        name=name,
         sentences1=s1,
         sentences2=s2,
         scores=scores,
@@ -164,14 +182,16 @@ def _load_from_hub(name: str) -> STSData:
 
     dataset_id, split = HUB_SOURCES[name]
     dataset = load_dataset(dataset_id, split=split)
-    return STSData(
-        name=name,
-        sentences1=list(dataset["sentence1"]),
-        sentences2=list(dataset["sentence2"]),
-        scores=[float(s) for s in dataset["score"]],
-        source=f"hub:{dataset_id}:{split}",
-        text_field="raw",
-    )
+    source = f"hub:{dataset_id}:{split}"
+    rows = zip(dataset["sentence1"], dataset["sentence2"], dataset["score"], strict=True)
+    s1: list[str] = []
+    s2: list[str] = []
+    scores: list[float] = []
+    for row, (first, second, score) in enumerate(rows, start=1):
+        s1.append(require_text(first, source, row, "sentence1"))
+        s2.append(require_text(second, source, row, "sentence2"))
+        scores.append(require_score(score, source, row, "score", score_range(name)))
+    return STSData(name=name, sentences1=s1, sentences2=s2, scores=scores, source=source, text_field="raw")
 
 
 def load_sts(
@@ -208,6 +228,8 @@ def load_sts(
             ) from error
         try:
             return _load_from_hub(name)
+        except DataFileError:  # the hub data was found but is bad: say so, not "not found"
+            raise
         except Exception as hub_error:  # any hub failure means "data not found"
             raise DataNotFoundError(
                 f"{error} The hub fallback {dataset_id}:{split} also failed: {hub_error}"

@@ -10,6 +10,17 @@ from .recall_regularizer import RecallRegularizer
 from .similarity_preservation import SimilarityPreservation
 
 __all__ = [
-    "DebiasInfoNCE", "FocalInfoNCE", "InstanceWeightedMNRL", "MarginNegationLoss", "RecallRegularizer",
+    "DebiasInfoNCE",
+    "FocalInfoNCE",
+    "InstanceWeightedMNRL",
+    "MarginNegationLoss",
+    "RecallRegularizer",
     "SimilarityPreservation",
 ]
+
+# Public path in model cards and reprs (sentence-transformers names a loss by its class's module).
+for _loss_class in (
+    DebiasInfoNCE, FocalInfoNCE, InstanceWeightedMNRL, MarginNegationLoss, RecallRegularizer, SimilarityPreservation
+):
+    _loss_class.__module__ = __name__
+del _loss_class

@@ -3,11 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
+import torch
 from sentence_transformers.base.losses.merged_forward import embed_columns
 from torch import Tensor, nn
 
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
 LossOutput = Tensor | dict[str, Tensor]
+
+
+def combine_parts(parts: dict[str, Tensor], return_parts: bool) -> LossOutput:
+    """A multi-part loss's output: the named parts (``return_parts``) or their sum.
+
+    The sum is what every sentence-transformers consumer expects (MatryoshkaLoss, AdaptiveLayerLoss,
+    ``model.old_fit`` call ``*`` or ``.backward()`` on it). The dict is for SentenceTransformerTrainer,
+    which sums the parts itself and logs each one.
+    """
+    return dict(parts) if return_parts else torch.stack(list(parts.values())).sum()
 
 
 class EmbeddingLoss(nn.Module):
@@ -18,7 +33,7 @@ class EmbeddingLoss(nn.Module):
     ``model=None`` on plain tensors.
     """
 
-    def __init__(self, model: nn.Module | None) -> None:
+    def __init__(self, model: SentenceTransformer | None) -> None:
         super().__init__()
         self.model = model
 

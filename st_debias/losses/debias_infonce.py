@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import torch
+from sentence_transformers.util import cos_sim, similarity_fct_name
 from torch import Tensor
 
 from st_debias import core
 
 from ._base import EmbeddingLoss
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
 
 InBatch = Literal["counterpart", "same", "both"]
 Normalization = Literal["joint", "per_column"]
@@ -18,8 +22,9 @@ Normalization = Literal["joint", "per_column"]
 class DebiasInfoNCE(EmbeddingLoss):
     def __init__(
         self,
-        model: Any | None,
+        model: SentenceTransformer | None,
         scale: float = 20.0,
+        similarity_fct: core.SimilarityFct = cos_sim,
         in_batch_negatives: InBatch = "counterpart",
         positive_in_denominator: bool = True,
         batch_norm: Normalization = "joint",
@@ -39,7 +44,7 @@ class DebiasInfoNCE(EmbeddingLoss):
                  + \sum_{j \ne i} e^{\cos(z_a, z_j)/\tau}}
 
         :math:`h` are the encoder's embeddings (dropout on), :math:`z` = BatchNorm(:math:`h`) over the
-        batch, :math:`\tau` = 1 / ``scale``, :math:`m` = the number of negative columns. Each term is
+        batch, :math:`\cos` the similarity (cosine by default), :math:`\tau` = 1 / ``scale``, :math:`m` = the number of negative columns. Each term is
         averaged over rows; the two are summed (eq. 7).
 
         Open points of the paper, decided here (with the alternative as an option):
@@ -55,7 +60,10 @@ class DebiasInfoNCE(EmbeddingLoss):
           eval mode alike, with gradients through the statistics; it never touches the model's
           inference output. ``batch_norm="joint"`` (default) computes one mean/variance over every
           embedding of the batch (anchors, positives and negatives), so all :math:`z` share one
-          scale; ``"per_column"`` normalises each column with its own statistics.
+          scale; ``"per_column"`` normalises each column with its own statistics. A feature constant
+          over the batch (e.g. a column holding the same text in every row under ``"per_column"``)
+          normalises to exactly 0 with no gradient, where BatchNorm would amplify rounding noise
+          (see :func:`st_debias.core.batch_standardize`).
         - **symmetric**: both terms of eq. 7 (default); ``symmetric=False`` keeps only the first.
 
         Reduction to MultipleNegativesRankingLoss: none (the z/h asymmetry has no MNRL counterpart).
@@ -63,6 +71,9 @@ class DebiasInfoNCE(EmbeddingLoss):
         Args:
             model: the SentenceTransformer to train, or ``None`` for :meth:`compute_loss_from_embeddings`.
             scale: :math:`1/\tau` > 0; paper τ = 0.05 (20).
+            similarity_fct: similarity between embeddings, as in MultipleNegativesRankingLoss:
+                ``util.cos_sim`` (default; the paper's) or e.g. ``util.dot_score``. Computed in float32
+                for float16/bfloat16 embeddings, as is the batch normalisation.
             in_batch_negatives: ``"counterpart"``, ``"same"`` or ``"both"`` (see above).
             positive_in_denominator: keep the positive in the softmax denominator.
             batch_norm: ``"joint"`` or ``"per_column"`` statistics.
@@ -76,7 +87,9 @@ class DebiasInfoNCE(EmbeddingLoss):
 
         Requirements:
             1. (anchor, positive, negative_1..m) rows from IPW sampling; (anchor, positive) pairs work
-               with in-batch negatives only. BatchNorm needs batches of several rows (≥ 16 advised).
+               with in-batch negatives only. BatchNorm needs batches of several rows (≥ 16 advised):
+               a batch of one row raises, so set ``dataloader_drop_last=True`` when the dataset size
+               is not a multiple of the batch size.
             2. ``BatchSamplers.NO_DUPLICATES``.
 
         Inputs:
@@ -117,6 +130,7 @@ class DebiasInfoNCE(EmbeddingLoss):
         if batch_norm not in ("joint", "per_column"):
             raise ValueError(f"{name}: batch_norm must be 'joint' or 'per_column', got {batch_norm!r}.")
         self.scale = float(scale)
+        self.similarity_fct = similarity_fct
         self.in_batch_negatives = in_batch_negatives
         self.positive_in_denominator = positive_in_denominator
         self.batch_norm = batch_norm
@@ -129,10 +143,13 @@ class DebiasInfoNCE(EmbeddingLoss):
         batch_size = embeddings[0].size(0)
         columns, offset = core.gather_rows(list(embeddings), self.gather_across_devices)
         world_rows = columns[0].size(0)
-        in_batch_blocks = 2 if self.in_batch_negatives == "both" else 1
-        core.check_has_negatives(len(columns) - 2 + in_batch_blocks * (world_rows - 1), name)
         if world_rows < 2:
-            raise ValueError(f"{name}: batch normalisation needs at least 2 rows per batch, got {world_rows}.")
+            # BatchNorm over one row is 0/0: no value matches MNRL here, unlike the other losses.
+            raise ValueError(
+                f"{name}: batch normalisation needs at least 2 rows per batch, got {world_rows}. The last batch "
+                "of an epoch is this short when the dataset size leaves a remainder of 1: set "
+                "dataloader_drop_last=True in the training arguments (or change the batch size)."
+            )
 
         if self.batch_norm == "joint":
             normalized = list(core.batch_standardize(torch.cat(columns)).split(world_rows))
@@ -153,12 +170,13 @@ class DebiasInfoNCE(EmbeddingLoss):
     ) -> Tensor:
         """One term L(z_query, h_target) of eq. 7, averaged over the local rows."""
         batch_size = query_z.size(0)
-        blocks = [core.rowwise_cosine(query_z, target_h).unsqueeze(1)]
-        blocks += [core.rowwise_cosine(query_z, negative).unsqueeze(1) for negative in negatives_z]
+        similarity = self.similarity_fct
+        blocks = [core.rowwise_similarity(query_z, target_h, similarity).unsqueeze(1)]
+        blocks += [core.rowwise_similarity(query_z, negative, similarity).unsqueeze(1) for negative in negatives_z]
         keep = [torch.ones(batch_size, len(blocks), dtype=torch.bool, device=query_z.device)]
         in_batch = {"counterpart": [counterpart_z], "same": [same_z], "both": [counterpart_z, same_z]}
         for candidates in in_batch[self.in_batch_negatives]:
-            blocks.append(core.cosine_matrix(query_z, candidates))
+            blocks.append(core.similarity_matrix(query_z, candidates, similarity))
             # The own row is the query itself ("same") or its own positive ("counterpart"): not a negative.
             keep.append(~core.own_row_mask(batch_size, candidates.size(0), 1, offset, query_z.device))
         logits = core.scaled(torch.cat(blocks, dim=1), self.scale)
@@ -168,6 +186,7 @@ class DebiasInfoNCE(EmbeddingLoss):
     def get_config_dict(self) -> dict[str, Any]:
         return {
             "scale": self.scale,
+            "similarity_fct": similarity_fct_name(self.similarity_fct),
             "in_batch_negatives": self.in_batch_negatives,
             "positive_in_denominator": self.positive_in_denominator,
             "batch_norm": self.batch_norm,

@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
+from sentence_transformers.util import cos_sim, similarity_fct_name
 from torch import Tensor
 
 from st_debias import core
 
 from ._base import EmbeddingLoss
 
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
 
 class FocalInfoNCE(EmbeddingLoss):
     def __init__(
         self,
-        model: Any | None,
+        model: SentenceTransformer | None,
         scale: float = 20.0,
         margin: float = 0.3,
+        similarity_fct: core.SimilarityFct = cos_sim,
         gather_across_devices: bool = False,
     ) -> None:
         r"""InfoNCE whose logits up-weight hard negatives and down-weight easy positives.
@@ -30,11 +35,11 @@ class FocalInfoNCE(EmbeddingLoss):
             l_i = -\log \frac{e^{(s_p^i)^2/\tau}}
                   {\sum_{j \ne i} e^{s_n^{ij}(s_n^{ij}+m)/\tau} + e^{(s_p^i)^2/\tau}}
 
-        with :math:`s` the cosine similarity, :math:`s_p^i` = s(anchor_i, positive_i), :math:`s_n^{ij}`
-        = s(anchor_i, candidate_j) for every other positive in the batch and every hard negative,
-        :math:`\tau` = 1 / ``scale`` and :math:`m` = ``margin``. The loss is the mean over rows (the
-        reference code's reduction; the paper writes a sum). Hard-negative columns are not in the paper:
-        they get the same :math:`s(s+m)` modulation as in-batch negatives.
+        with :math:`s` the similarity (cosine by default), :math:`s_p^i` = s(anchor_i, positive_i),
+        :math:`s_n^{ij}` = s(anchor_i, candidate_j) for every other positive in the batch and every hard
+        negative, :math:`\tau` = 1 / ``scale`` and :math:`m` = ``margin``. The loss is the mean over
+        rows (the reference code's reduction; the paper writes a sum). Hard-negative columns are not in
+        the paper: they get the same :math:`s(s+m)` modulation as in-batch negatives.
 
         Reduction to MultipleNegativesRankingLoss: none — no value of ``margin`` gives plain InfoNCE
         (the positive logit is always squared).
@@ -44,6 +49,10 @@ class FocalInfoNCE(EmbeddingLoss):
                 :meth:`compute_loss_from_embeddings`.
             scale: inverse temperature :math:`1/\tau`, > 0. Paper default 20 (τ = 0.05).
             margin: :math:`m`, the negative modulation offset. Paper default 0.3.
+            similarity_fct: similarity between embeddings, as in MultipleNegativesRankingLoss:
+                ``util.cos_sim`` (default; the paper's) or e.g. ``util.dot_score`` for a model trained
+                with dot products (the modulation then acts on unbounded scores). Computed in float32
+                for float16/bfloat16 embeddings.
             gather_across_devices: gather candidates from all processes (DDP), as in
                 MultipleNegativesRankingLoss.
 
@@ -90,6 +99,7 @@ class FocalInfoNCE(EmbeddingLoss):
             raise ValueError(f"FocalInfoNCE: margin must be a number, got {margin!r}.")
         self.scale = float(scale)
         self.margin = float(margin)
+        self.similarity_fct = similarity_fct
         self.gather_across_devices = gather_across_devices
 
     def compute_loss_from_embeddings(self, embeddings: list[Tensor], labels: Tensor | None = None) -> Tensor:
@@ -97,16 +107,19 @@ class FocalInfoNCE(EmbeddingLoss):
         anchors = embeddings[0]
         batch_size = anchors.size(0)
         candidates, offset = core.gather_rows(list(embeddings[1:]), self.gather_across_devices)
-        world_rows = candidates[0].size(0)
-        core.check_has_negatives(world_rows * len(candidates) - 1, "FocalInfoNCE")
-
-        similarity = core.cosine_matrix(anchors, torch.cat(candidates))
+        # A batch of one with no hard negative leaves the positive alone: loss 0, as in MNRL.
+        similarity = core.similarity_matrix(anchors, torch.cat(candidates), self.similarity_fct)
         positive = core.positive_index(batch_size, offset, anchors.device)
         logits = core.focal(similarity, core.one_hot_mask(positive, similarity.size(1)), self.margin, self.scale)
         return core.infonce(logits, positive)
 
     def get_config_dict(self) -> dict[str, Any]:
-        return {"scale": self.scale, "margin": self.margin, "gather_across_devices": self.gather_across_devices}
+        return {
+            "scale": self.scale,
+            "margin": self.margin,
+            "similarity_fct": similarity_fct_name(self.similarity_fct),
+            "gather_across_devices": self.gather_across_devices,
+        }
 
     @property
     def citation(self) -> str:

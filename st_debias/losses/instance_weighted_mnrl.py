@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import torch
 from sentence_transformers.base.losses.merged_forward import embed_columns
-from sentence_transformers.util import batch_to_device
+from sentence_transformers.util import batch_to_device, cos_sim, similarity_fct_name
 from torch import Tensor
 
 from st_debias import core
 
 from ._base import EmbeddingLoss
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+logger = logging.getLogger(__name__)
 
 LabelMode = Literal["none", "weights", "guide_embeddings", "weights_and_guide_embeddings"]
 _LABEL_MODES = ("none", "weights", "guide_embeddings", "weights_and_guide_embeddings")
@@ -22,9 +28,10 @@ _LABEL_MODES = ("none", "weights", "guide_embeddings", "weights_and_guide_embedd
 class InstanceWeightedMNRL(EmbeddingLoss):
     def __init__(
         self,
-        model: Any | None,
-        guide: Any | None = None,
+        model: SentenceTransformer | None,
+        guide: SentenceTransformer | None = None,
         scale: float = 20.0,
+        similarity_fct: core.SimilarityFct = cos_sim,
         threshold: float = 0.9,
         labels: LabelMode = "none",
         noise_ratio: float = 0.0,
@@ -46,12 +53,14 @@ class InstanceWeightedMNRL(EmbeddingLoss):
             l_i = -\log \frac{e^{s(a_i, p_i)/\tau}}
                   {e^{s(a_i, p_i)/\tau} + \sum_{j \ne p_i} \alpha_{ij}\, e^{s(a_i, c_j)/\tau}}
 
-        :math:`s` is the trained model's cosine, :math:`s_G` the guide's, :math:`c_j` runs over every
-        positive and hard negative in the batch, :math:`\varphi` = ``threshold``, :math:`\tau` = 1 /
+        :math:`s` is the trained model's similarity (cosine by default), :math:`s_G` the guide's cosine,
+        :math:`c_j` runs over every positive and hard negative in the batch, :math:`\varphi` = ``threshold``, :math:`\tau` = 1 /
         ``scale``. Masked candidates leave the denominator (the paper's eq. 6; the reference code
         instead multiplies them by 0, leaving :math:`e^0` terms). The positive is never masked.
         A row whose candidates are all masked keeps only its positive, so its loss is exactly 0
-        (finite, no gradient): there is nothing left to contrast against.
+        (finite, no gradient): there is nothing left to contrast against. Guide embeddings with NaN
+        or inf are rejected (they would mask silently); the share of candidates the guide masked is
+        kept in :attr:`last_masked_share` and logged (a warning when it exceeds half).
 
         Options beyond the mask:
 
@@ -78,6 +87,10 @@ class InstanceWeightedMNRL(EmbeddingLoss):
                 when its vocabulary differs). ``None`` with ``labels`` holding guide embeddings, or for
                 no mask at all.
             scale: :math:`1/\tau` > 0. Paper: τ = 0.05 (20).
+            similarity_fct: the trained model's similarity, as in MultipleNegativesRankingLoss:
+                ``util.cos_sim`` (default) or e.g. ``util.dot_score`` for a model trained with dot
+                products. Computed in float32 for float16/bfloat16 embeddings. The guide is always
+                compared by cosine (``threshold`` is a cosine).
             threshold: :math:`\varphi \in (-1, 1]`; 0.9 for BERT, 0.85 for RoBERTa in the paper.
                 1.0 masks only candidates identical to the anchor under the guide (up to 1e-6 of rounding).
             labels: what the label column holds: ``"none"`` (ignored), ``"weights"``,
@@ -141,6 +154,7 @@ class InstanceWeightedMNRL(EmbeddingLoss):
         core.check_non_negative(noise_step_size, "noise_step_size", name)
         core.check_positive(noise_std, "noise_std", name)
         self.scale = float(scale)
+        self.similarity_fct = similarity_fct
         self.threshold = float(threshold)
         self.labels = labels
         self.noise_ratio = float(noise_ratio)
@@ -150,6 +164,9 @@ class InstanceWeightedMNRL(EmbeddingLoss):
         self.gather_across_devices = gather_across_devices
         self.guide = guide
         self._retokenize = False
+        # Share of the negative candidates the guide masked in the last batch (None before a guided batch).
+        self.last_masked_share: float | None = None
+        self._warned_about_masking = False
         if guide is not None:
             guide.requires_grad_(False)
             guide.eval()
@@ -190,28 +207,62 @@ class InstanceWeightedMNRL(EmbeddingLoss):
         guide_embeddings = guide_embeddings if guide_embeddings is not None else label_guide
 
         candidates, offset = core.gather_rows(list(embeddings[1:]), self.gather_across_devices)
-        world_rows = candidates[0].size(0)
         num_noise = int(self.noise_ratio * batch_size + 0.5)
-        core.check_has_negatives(world_rows * len(candidates) - 1 + num_noise, name)
         positive = core.positive_index(batch_size, offset, anchors.device)
 
-        logits = core.scaled(core.cosine_matrix(anchors, torch.cat(candidates)), self.scale)
+        # A batch of one with no hard negative leaves the positive alone: loss 0, as in MNRL.
+        logits = core.scaled(core.similarity_matrix(anchors, torch.cat(candidates), self.similarity_fct), self.scale)
         keep = None
         if guide_embeddings is not None:
             if len(guide_embeddings) != len(embeddings):
                 raise ValueError(f"{name}: got guide embeddings for {len(guide_embeddings)} columns, expected {len(embeddings)}.")
+            core.check_finite(list(guide_embeddings), "guide embeddings", name)
             guide_candidates, _ = core.gather_rows(list(guide_embeddings[1:]), self.gather_across_devices)
-            guide_similarity = core.cosine_matrix(guide_embeddings[0], torch.cat(guide_candidates)).to(logits.device)
+            guide_similarity = core.similarity_matrix(guide_embeddings[0], torch.cat(guide_candidates)).to(logits.device)
             keep = core.threshold_mask(guide_similarity, self.threshold, keep=core.one_hot_mask(positive, logits.size(1)))
+            self._log_masked_share(keep)
 
         if num_noise > 0:
             noise = core.adversarial_noise(
-                anchors, candidates[0], positive, num_noise, self.noise_steps, self.noise_step_size, self.scale, self.noise_std
+                anchors,
+                candidates[0],
+                positive,
+                num_noise,
+                self.noise_steps,
+                self.noise_step_size,
+                self.scale,
+                self.noise_std,
+                similarity_fct=self.similarity_fct,
             )
-            logits = torch.cat([logits, core.scaled(core.cosine_matrix(anchors, noise), self.scale)], dim=1)
+            noise_logits = core.scaled(core.similarity_matrix(anchors, noise, self.similarity_fct), self.scale)
+            logits = torch.cat([logits, noise_logits], dim=1)
             if keep is not None:
                 keep = torch.cat([keep, keep.new_ones(batch_size, num_noise)], dim=1)
         return core.infonce(logits, positive, keep=keep, row_weights=row_weights)
+
+    def _log_masked_share(self, keep: Tensor) -> None:
+        """Record the share of negative candidates the guide masked; log it for the first batch, and warn
+        (once) when a batch loses more than half of them."""
+        negatives = keep.numel() - keep.size(0)  # every candidate but each row's one positive
+        if negatives == 0:
+            return
+        share = float((~keep).sum()) / negatives
+        first_batch = self.last_masked_share is None
+        self.last_masked_share = share
+        if share > 0.5 and not self._warned_about_masking:
+            self._warned_about_masking = True
+            logger.warning(
+                "InstanceWeightedMNRL: the guide masked %.0f%% of the in-batch negatives (threshold %.3g); "
+                "a row with all of them masked trains on nothing. Check the guide, or raise the threshold.",
+                100 * share,
+                self.threshold,
+            )
+        else:
+            logger.log(
+                logging.INFO if first_batch else logging.DEBUG,
+                "InstanceWeightedMNRL: the guide masked %.1f%% of the in-batch negatives.",
+                100 * share,
+            )
 
     def _parse_labels(
         self, labels: Tensor | None, batch_size: int, num_columns: int
@@ -239,13 +290,12 @@ class InstanceWeightedMNRL(EmbeddingLoss):
                 f"{name}: the label column holds {labels.size(1)} guide values per row, not a multiple of the "
                 f"{num_columns} text columns."
             )
-        if not torch.isfinite(labels).all():
-            raise ValueError(f"{name}: guide embeddings in the label column contain NaN or inf.")
         return weights, list(labels.reshape(batch_size, num_columns, -1).unbind(dim=1))
 
     def get_config_dict(self) -> dict[str, Any]:
         return {
             "scale": self.scale,
+            "similarity_fct": similarity_fct_name(self.similarity_fct),
             "threshold": self.threshold,
             "labels": self.labels,
             "guide": _model_name(self.guide),
@@ -270,15 +320,19 @@ class InstanceWeightedMNRL(EmbeddingLoss):
 """
 
 
-def _needs_retokenization(model: Any, guide: Any) -> bool:
+def _needs_retokenization(model: SentenceTransformer, guide: SentenceTransformer) -> bool:
     model_tokenizer, guide_tokenizer = getattr(model, "tokenizer", None), getattr(guide, "tokenizer", None)
     if model_tokenizer is None or guide_tokenizer is None:
         raise ValueError("InstanceWeightedMNRL: both the model and the guide need a tokenizer.")
     return model_tokenizer.get_vocab() != guide_tokenizer.get_vocab() or guide.max_seq_length < model.max_seq_length
 
 
-def _model_name(model: Any | None) -> str | None:
+def _model_name(model: SentenceTransformer | None) -> str | None:
+    """The model's Hub id when the model card knows it, else the name or path it was loaded from."""
     if model is None:
         return None
-    card = getattr(model, "model_card_data", None)
-    return getattr(card, "base_model", None) or type(model).__name__
+    base_model = getattr(getattr(model, "model_card_data", None), "base_model", None)
+    if base_model:
+        return base_model
+    transformers_model = getattr(model, "transformers_model", None)
+    return getattr(getattr(transformers_model, "config", None), "_name_or_path", None) or None

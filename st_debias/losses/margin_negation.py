@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import torch
+from sentence_transformers.util import cos_sim, similarity_fct_name
 from torch import Tensor
 
 from st_debias import core
 
-from ._base import EmbeddingLoss
+from ._base import EmbeddingLoss, LossOutput, combine_parts
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
 
 Contrastive = Literal["dropout", "paraphrase"] | None
 
@@ -18,19 +22,21 @@ Contrastive = Literal["dropout", "paraphrase"] | None
 class MarginNegationLoss(EmbeddingLoss):
     def __init__(
         self,
-        model: Any | None,
+        model: SentenceTransformer | None,
         alpha: float = 0.05,
         beta: float = 0.2,
         margin_weight: float = 1e-3,
         contrastive: Contrastive = "dropout",
         scale: float = 20.0,
+        similarity_fct: core.SimilarityFct = cos_sim,
         gather_across_devices: bool = False,
+        return_parts: bool = False,
     ) -> None:
         r"""Two-way hinge that ranks a paraphrase above a negation, within a window (OssCSE eq. 3, 5).
 
         Use it to stop a model from treating a sentence and its negation as near-identical, without
         teaching it that "not" means "unrelated". For rows (anchor :math:`h_i`, paraphrase
-        :math:`h_i^p`, negation :math:`h_i^n`), with cosine :math:`s`:
+        :math:`h_i^p`, negation :math:`h_i^n`), with similarity :math:`s` (cosine by default):
 
         .. math::
 
@@ -49,8 +55,13 @@ class MarginNegationLoss(EmbeddingLoss):
         Negations never enter :math:`l_c` as hard negatives: as unbounded negatives they teach
         "not ⇒ different" and cost STS accuracy (docs/losses/margin_negation.md).
 
-        Returns a dict ``{"contrastive": l_c, "margin": λ·l_m}`` (``"contrastive"`` absent when
-        ``contrastive=None``); the trainer sums and logs the parts.
+        Returns the scalar :math:`l_c + \lambda l_m`, usable wherever a sentence-transformers loss is
+        (MatryoshkaLoss, AdaptiveLayerLoss, ``model.old_fit``). With ``return_parts=True`` it returns
+        the dict ``{"contrastive": l_c, "margin": λ·l_m}`` instead (``"contrastive"`` absent when
+        ``contrastive=None``): SentenceTransformerTrainer sums the parts and logs each one.
+
+        A batch of one row has no in-batch negative: its :math:`l_c` is 0, as in
+        MultipleNegativesRankingLoss, and its margin term counts as usual.
 
         Reduction to MultipleNegativesRankingLoss: ``margin_weight=0`` with ``contrastive="paraphrase"``
         is MNRL on (anchor, paraphrase); with ``"dropout"`` it is unsupervised SimCSE.
@@ -62,7 +73,14 @@ class MarginNegationLoss(EmbeddingLoss):
             margin_weight: λ, ≥ 0; paper 1e-3 (chosen on STS-B dev). Use 1.0 for the margin alone.
             contrastive: ``"dropout"``, ``"paraphrase"`` or ``None`` (see above).
             scale: 1/τ of the contrastive part; paper τ = 0.05 (20).
+            similarity_fct: similarity between embeddings, as in MultipleNegativesRankingLoss:
+                ``util.cos_sim`` (default; the paper's) or e.g. ``util.dot_score`` (``alpha`` and
+                ``beta`` are then in dot-product units). Computed in float32 for float16/bfloat16
+                embeddings.
             gather_across_devices: gather the contrastive part's candidates from all processes (DDP).
+            return_parts: return the named parts (for the trainer's per-part logging) instead of
+                their sum. Leave it False inside MatryoshkaLoss, AdaptiveLayerLoss or ``old_fit``,
+                which need a tensor.
 
         References:
             - Shi et al., "OssCSE: Overcoming Surface Structure Bias in Contrastive Learning for
@@ -98,7 +116,9 @@ class MarginNegationLoss(EmbeddingLoss):
                     "paraphrase": ["The budget was approved by the committee.", "The new design is liked by her."],
                     "negation": ["The committee did not approve the budget.", "She does not like the new design."],
                 })
-                loss = RecallRegularizer(MarginNegationLoss(model), gamma=2e-3)
+                loss = RecallRegularizer(
+                    model, MarginNegationLoss(model, return_parts=True), gamma=2e-3, return_parts=True
+                )
                 SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss).train()
         """
         super().__init__(model)
@@ -116,24 +136,37 @@ class MarginNegationLoss(EmbeddingLoss):
         self.margin_weight = float(margin_weight)
         self.contrastive = contrastive
         self.scale = float(scale)
+        self.similarity_fct = similarity_fct
         self.gather_across_devices = gather_across_devices
+        self.return_parts = return_parts
+        self._view_source: dict[str, Tensor] | None = None
+        self._view: dict[str, Tensor] = {}
 
-    def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> dict[str, Tensor]:
+    def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> LossOutput:
         features = list(sentence_features)
         if self.contrastive == "dropout" and len(features) == 3:
-            # A second dropout view of the anchor, as the fourth column (copy: the model writes into dicts).
-            features.append(dict(features[0]))
+            # A second dropout view of the anchor, as the fourth column.
+            features.append(self._dropout_view(features[0]))
         return self.compute_loss_from_embeddings(self.embed(features), labels)
 
-    def compute_loss_from_embeddings(self, embeddings: list[Tensor], labels: Tensor | None = None) -> dict[str, Tensor]:
+    def _dropout_view(self, anchor_features: dict[str, Tensor]) -> dict[str, Tensor]:
+        """A copy of the anchor's features (the model writes its outputs into the dict it embeds), made once
+        per anchor dict. MatryoshkaLoss and AdaptiveLayerLoss call the loss several times with the same
+        dicts and pass state through them (cached outputs, per-layer embeddings): a fresh copy per call
+        would carry the anchor's state instead of the view's, or change how the columns are batched."""
+        if self._view_source is not anchor_features:
+            self._view_source, self._view = anchor_features, dict(anchor_features)
+        return self._view
+
+    def compute_loss_from_embeddings(self, embeddings: list[Tensor], labels: Tensor | None = None) -> LossOutput:
         """``embeddings`` = [anchor, paraphrase, negation], plus the anchor's second view when ``contrastive="dropout"``."""
         name = "MarginNegationLoss"
         expected = 4 if self.contrastive == "dropout" else 3
         layout = "anchor, paraphrase, negation" + (", anchor dropout view" if expected == 4 else "")
         core.check_num_columns(embeddings, expected, expected, name, layout)
         anchor, paraphrase, negation = embeddings[:3]
-        paraphrase_similarity = core.rowwise_cosine(anchor, paraphrase)
-        negation_similarity = core.rowwise_cosine(anchor, negation)
+        paraphrase_similarity = core.rowwise_similarity(anchor, paraphrase, self.similarity_fct)
+        negation_similarity = core.rowwise_similarity(anchor, negation, self.similarity_fct)
         gap = paraphrase_similarity - negation_similarity
         margin = (torch.relu(self.alpha - gap) + torch.relu(gap - self.beta)).mean()
 
@@ -141,11 +174,11 @@ class MarginNegationLoss(EmbeddingLoss):
         if self.contrastive is not None:
             positives = embeddings[3] if self.contrastive == "dropout" else paraphrase
             (gathered,), offset = core.gather_rows([positives], self.gather_across_devices)
-            core.check_has_negatives(gathered.size(0) - 1, name)
-            logits = core.scaled(core.cosine_matrix(anchor, gathered), self.scale)
+            # A batch of one leaves the positive alone: l_c = 0, as in MNRL.
+            logits = core.scaled(core.similarity_matrix(anchor, gathered, self.similarity_fct), self.scale)
             parts["contrastive"] = core.infonce(logits, core.positive_index(anchor.size(0), offset, anchor.device))
         parts["margin"] = self.margin_weight * margin
-        return parts
+        return combine_parts(parts, self.return_parts)
 
     def get_config_dict(self) -> dict[str, Any]:
         return {
@@ -154,6 +187,7 @@ class MarginNegationLoss(EmbeddingLoss):
             "margin_weight": self.margin_weight,
             "contrastive": self.contrastive,
             "scale": self.scale,
+            "similarity_fct": similarity_fct_name(self.similarity_fct),
             "gather_across_devices": self.gather_across_devices,
         }
 

@@ -4,18 +4,30 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import Tensor, nn
 
 from st_debias import core
 
+from ._base import LossOutput, combine_parts
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
 _INPUT_KEYS = ("input_ids", "attention_mask", "token_type_ids")
 
 
 class SimilarityPreservation(nn.Module):
-    def __init__(self, model: Any, loss: nn.Module, weight: float = 1.0, reference: Any | None = None) -> None:
+    def __init__(
+        self,
+        model: SentenceTransformer | None,
+        loss: nn.Module,
+        weight: float = 1.0,
+        reference: SentenceTransformer | None = None,
+        return_parts: bool = False,
+    ) -> None:
         r"""Wrap an st_debias loss and add a penalty on how far the in-batch similarities of the anchors drift
         from a frozen reference model (by default a copy of ``model`` taken now, i.e. the start model):
 
@@ -31,9 +43,10 @@ class SimilarityPreservation(nn.Module):
         of :class:`RecallRegularizer` (which anchors the weights), in the spirit of "Learning without
         Forgetting" (Li and Hoiem, 2016): it constrains what the model outputs, not which weights produce it.
 
-        Returns the wrapped loss's parts plus ``"preservation"`` (a wrapped loss returning a tensor contributes
-        it under its class name); the trainer sums and logs the parts. ``weight=0`` leaves the wrapped loss
-        unchanged (plus ``preservation`` = 0).
+        Returns one tensor, the sum of the parts, so it works wherever a sentence-transformers loss does; with
+        ``return_parts=True`` it returns the wrapped loss's parts plus ``"preservation"`` (a wrapped loss
+        returning a tensor contributes it under its class name), which SentenceTransformerTrainer sums and logs
+        one by one. ``weight=0`` leaves the wrapped loss unchanged (plus ``preservation`` = 0).
 
         Cost: one extra forward pass of the anchor column through the reference, without gradients.
 
@@ -43,6 +56,7 @@ class SimilarityPreservation(nn.Module):
             weight: :math:`w \ge 0`.
             reference: a frozen model to compare with (default: a copy of ``model`` at construction). It is
                 held outside the module tree, so it is neither trained nor saved with the model.
+            return_parts: return the named parts instead of their sum (for the trainer's per-part logging).
 
         References:
             - Li and Hoiem, "Learning without Forgetting", ECCV 2016 (output-space preservation).
@@ -70,6 +84,7 @@ class SimilarityPreservation(nn.Module):
         self.model = model
         self.loss = loss
         self.weight = float(weight)
+        self.return_parts = return_parts
         if reference is None:
             if model is None:
                 raise ValueError("SimilarityPreservation: pass model (its frozen copy is the reference) or reference=.")
@@ -91,13 +106,13 @@ class SimilarityPreservation(nn.Module):
         with torch.no_grad():
             return reference(inputs)["sentence_embedding"]
 
-    def _with_preservation(self, output: Tensor | dict[str, Tensor], anchors: Tensor, reference: Tensor) -> dict[str, Tensor]:
+    def _with_preservation(self, output: LossOutput, anchors: Tensor, reference: Tensor) -> LossOutput:
         parts = dict(output) if isinstance(output, dict) else {type(self.loss).__name__: output}
         drift = core.similarity_drift(anchors, reference.to(anchors.device))
         parts["preservation"] = (self.weight * drift).to(dtype=next(iter(parts.values())).dtype)
-        return parts
+        return combine_parts(parts, self.return_parts)
 
-    def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> dict[str, Tensor]:
+    def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> LossOutput:
         features = list(sentence_features)
         anchor_inputs = dict(features[0])  # the model writes its outputs into the feature dicts
         captured: list[list[Tensor]] = []
@@ -117,7 +132,7 @@ class SimilarityPreservation(nn.Module):
 
     def compute_loss_from_embeddings(
         self, embeddings: list[Tensor], labels: Tensor | None = None, reference: Tensor | None = None
-    ) -> dict[str, Tensor]:
+    ) -> LossOutput:
         """The maths on plain tensors: ``reference`` = the reference model's embeddings of ``embeddings[0]``."""
         if reference is None:
             raise ValueError("SimilarityPreservation.compute_loss_from_embeddings needs reference= embeddings.")
@@ -125,7 +140,7 @@ class SimilarityPreservation(nn.Module):
 
     def get_config_dict(self) -> dict[str, Any]:
         inner = self.loss.get_config_dict() if hasattr(self.loss, "get_config_dict") else {}
-        return {"weight": self.weight, "loss": type(self.loss).__name__, **{f"loss.{k}": v for k, v in inner.items()}}
+        return {"weight": self.weight, "loss": f"st_debias.losses.{type(self.loss).__name__}", **{f"loss.{k}": v for k, v in inner.items()}}
 
     @property
     def citation(self) -> str:

@@ -1,8 +1,16 @@
-"""Recipes: versioned YAML files that name the data, the loss and the training budget of one method."""
+"""Recipes: versioned YAML files that name the data, the loss and the training budget of one method.
+
+:func:`load_recipe` validates the whole recipe when it is loaded, before any model is loaded or row built:
+keys, types and ranges of the training budget, the data kind and its builder options (against the
+builder's signature and its own checks), the loss name (one registry, :data:`st_debias.recipes.losses.LOSSES`)
+and its parameters (against the loss's signature and its own checks), the guide and the recall term.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
+import math
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -10,8 +18,15 @@ from typing import Any
 
 import yaml
 
+from .losses import LOSSES, check_loss_params
+
 DATA_KINDS = ("simcse", "ipw", "negation", "minimal_pairs")
-LOSS_NAMES = ("MultipleNegativesRankingLoss", "FocalInfoNCE", "InstanceWeightedMNRL", "DebiasInfoNCE", "MarginNegationLoss")
+LOSS_NAMES = tuple(LOSSES)
+
+#: Builder arguments a recipe does not set in ``data.options`` (the recipe machinery passes them).
+_MACHINERY_OPTIONS = frozenset(
+    {"model", "seed", "cache_dir", "show_progress_bar", "negator", "positive_generators", "paraphrase_generators"}
+)
 
 
 @dataclass
@@ -70,7 +85,15 @@ def available_recipes() -> list[str]:
     return sorted(path.stem for path in recipe_dir().glob("*.yaml"))
 
 
+def _version(value: object, path: Path) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"Recipe {path}: version must be an integer >= 1, got {value!r}.")
+    return value
+
+
 def _section(cls, values: dict[str, Any] | None, where: str):
+    if values is not None and not isinstance(values, dict):
+        raise ValueError(f"Recipe {where}: expected a mapping, got {values!r}.")
     values = dict(values or {})
     known = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(values) - known)
@@ -79,14 +102,109 @@ def _section(cls, values: dict[str, Any] | None, where: str):
     return cls(**values)
 
 
+def _check_training(training: TrainingConfig, where: str) -> None:
+    """Types and ranges of the training budget (``int`` fields take integers, ``float`` fields numbers)."""
+    for item in dataclasses.fields(TrainingConfig):
+        value = getattr(training, item.name)
+        optional = "None" in str(item.type)
+        if value is None and optional:
+            continue
+        wants_int = str(item.type).startswith("int")
+        ok_type = isinstance(value, int) if wants_int else isinstance(value, int | float)
+        if isinstance(value, bool) or not ok_type or not math.isfinite(value):
+            kind = "an integer" if wants_int else "a number"
+            raise ValueError(f"Recipe {where}: training.{item.name} must be {kind}, got {value!r}.")
+    positive = ("steps", "batch_size", "learning_rate", "max_seq_length", "eval_steps", "sentences")
+    for name in positive:
+        value = getattr(training, name)
+        if value is not None and value <= 0:
+            raise ValueError(f"Recipe {where}: training.{name} must be > 0, got {value!r}.")
+    if not 0 <= training.warmup_ratio < 1:
+        raise ValueError(f"Recipe {where}: training.warmup_ratio must be in [0, 1), got {training.warmup_ratio!r}.")
+
+
+def _check_data(data: DataConfig, where: str) -> None:
+    """The data kind, and its options against the builder's signature and the builder's own range checks."""
+    if data.kind not in DATA_KINDS:
+        raise ValueError(f"Recipe {where}: data.kind must be one of {DATA_KINDS}, got {data.kind!r}.")
+    if not isinstance(data.options, dict):
+        raise ValueError(f"Recipe {where}: data.options must be a mapping, got {data.options!r}.")
+    options = dict(data.options)
+    if data.kind == "simcse":
+        if options:
+            raise ValueError(f"Recipe {where}: data kind 'simcse' takes no options, got {sorted(options)}.")
+        return
+    if data.kind == "minimal_pairs":
+        from st_debias.data.minimal_pairs import MinimalPairBuilder as builder
+    elif data.kind == "ipw":
+        from st_debias.data.ipw.builder import IPWBuilder as builder
+    else:
+        from st_debias.data.generators import GENERATOR_CHOICES
+        from st_debias.data.negation.builder import OssCSEBuilder as builder
+
+        source = options.pop("paraphrases", "syntactic")
+        if source not in GENERATOR_CHOICES:
+            raise ValueError(
+                f"Recipe {where}: data.options.paraphrases must be one of {list(GENERATOR_CHOICES)}, got {source!r}."
+            )
+    accepted = [name for name in inspect.signature(builder).parameters if name not in _MACHINERY_OPTIONS]
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        extra = ["paraphrases"] if data.kind == "negation" else []
+        raise ValueError(
+            f"Recipe {where}: data.options {unknown} are not options of the {data.kind} builder; "
+            f"it takes {extra + accepted}."
+        )
+    generators = {"ipw": {"positive_generators": []}, "negation": {"paraphrase_generators": []}}.get(data.kind, {})
+    options = {key: tuple(value) if isinstance(value, list) else value for key, value in options.items()}
+    try:
+        builder(**generators, **options)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"Recipe {where}: data.options: {error}") from error
+
+
+def _check_loss(loss: LossConfig, where: str) -> None:
+    """The loss name, its parameters, the guide and the recall term."""
+    if loss.name not in LOSS_NAMES:
+        raise ValueError(f"Recipe {where}: loss.name must be one of {LOSS_NAMES}, got {loss.name!r}.")
+    if not isinstance(loss.params, dict):
+        raise ValueError(f"Recipe {where}: loss.params must be a mapping, got {loss.params!r}.")
+    try:
+        check_loss_params(loss.name, loss.params)
+    except ValueError as error:
+        raise ValueError(f"Recipe {where}: {error}") from error
+    if loss.guide_mode not in ("precomputed", "live"):
+        raise ValueError(f"Recipe {where}: loss.guide_mode must be 'precomputed' or 'live'.")
+    if loss.guide is not None:
+        if loss.name != "InstanceWeightedMNRL":
+            raise ValueError(f"Recipe {where}: loss.guide is read by InstanceWeightedMNRL only, not {loss.name}.")
+        if not isinstance(loss.guide, str) or not loss.guide:
+            raise ValueError(f"Recipe {where}: loss.guide must be 'start' or a model name/path, got {loss.guide!r}.")
+    for field_name in ("recall_gamma", "preservation_weight"):
+        value = getattr(loss, field_name)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0
+        ):
+            raise ValueError(f"Recipe {where}: loss.{field_name} must be a finite number >= 0, got {value!r}.")
+
+
 def load_recipe(name_or_path: str | Path) -> Recipe:
-    """Load a packaged recipe by name (``focal``) or any YAML file by path, validating every field."""
+    """Load a packaged recipe by name (``focal``) or any YAML file by path, validating every field.
+
+    Raises:
+        ValueError: an unknown recipe, or any invalid field; the message names the file and the field.
+    """
     path = Path(name_or_path)
     if not path.suffix:
         path = recipe_dir() / f"{name_or_path}.yaml"
     if not path.is_file():
         raise ValueError(f"Unknown recipe {str(name_or_path)!r}: choose one of {available_recipes()} or pass a YAML file path.")
-    raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as error:
+        raise ValueError(f"Recipe {path}: not valid YAML: {error}") from error
+    if not isinstance(raw, dict):
+        raise ValueError(f"Recipe {path}: expected a mapping of keys (name, version, data, loss, training).")
     for key in ("name", "version"):
         if key not in raw:
             raise ValueError(f"Recipe {path}: missing required key {key!r}.")
@@ -95,18 +213,15 @@ def load_recipe(name_or_path: str | Path) -> Recipe:
         raise ValueError(f"Recipe {path}: unknown top-level keys {unknown}.")
     recipe = Recipe(
         name=str(raw["name"]),
-        version=int(raw["version"]),
+        version=_version(raw["version"], path),
         description=str(raw.get("description", "")),
         data=_section(DataConfig, raw.get("data"), f"{path} data"),
         loss=_section(LossConfig, raw.get("loss"), f"{path} loss"),
         training=_section(TrainingConfig, raw.get("training"), f"{path} training"),
     )
-    if recipe.data.kind not in DATA_KINDS:
-        raise ValueError(f"Recipe {path}: data.kind must be one of {DATA_KINDS}, got {recipe.data.kind!r}.")
-    if recipe.loss.name not in LOSS_NAMES:
-        raise ValueError(f"Recipe {path}: loss.name must be one of {LOSS_NAMES}, got {recipe.loss.name!r}.")
-    if recipe.loss.guide_mode not in ("precomputed", "live"):
-        raise ValueError(f"Recipe {path}: loss.guide_mode must be 'precomputed' or 'live'.")
+    _check_training(recipe.training, str(path))
+    _check_data(recipe.data, str(path))
+    _check_loss(recipe.loss, str(path))
     return recipe
 
 
@@ -116,4 +231,6 @@ def override(recipe: Recipe, **training: Any) -> Recipe:
     unknown = set(changes) - {f.name for f in dataclasses.fields(TrainingConfig)}
     if unknown:
         raise ValueError(f"Unknown training settings {sorted(unknown)}.")
-    return dataclasses.replace(recipe, training=dataclasses.replace(recipe.training, **changes))
+    training = dataclasses.replace(recipe.training, **changes)
+    _check_training(training, f"{recipe.name} (overridden)")
+    return dataclasses.replace(recipe, training=training)

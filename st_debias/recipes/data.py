@@ -29,7 +29,7 @@ def read_corpus(path: str | os.PathLike[str] | None, count: int) -> list[str]:
 
 
 def _key(recipe: Recipe, sentences: list[str], model: Any) -> str:
-    from st_debias.data.io.embeddings import model_fingerprint
+    from st_debias.fingerprint import model_fingerprint
 
     payload = {
         "data": recipe.data.__dict__,
@@ -108,41 +108,18 @@ def _ipw_rows(recipe, sentences, model, cache_dir, show_progress_bar) -> tuple[D
 def _negation_rows(recipe, sentences, model, cache_dir, show_progress_bar) -> tuple[Dataset, dict[str, Any]]:
     """OssCSE rows (anchor, paraphrase, negation); ``options.paraphrases`` picks the paraphrase source.
 
-    ``syntactic`` (default): :class:`~st_debias.data.paraphrase.syntactic.SyntacticParaphraser`; ``syntactic+edits``:
-    syntactic where the parse allows one, chained word edits for the other sentences; ``edits``: chained word
-    edits; ``dropout``: the anchor stands in for its paraphrase (the SimCSE dropout view, OssCSE's ablation).
-    Other options go to :class:`~st_debias.data.negation.builder.OssCSEBuilder`.
+    The choices (``syntactic``, the default; ``syntactic+edits``; ``edits``; ``dropout``, the anchor standing in
+    for its paraphrase, OssCSE's ablation) are :func:`st_debias.data.builders.candidate_generators`'s. Other
+    options go to :class:`~st_debias.data.negation.builder.OssCSEBuilder`.
     """
+    from st_debias.data.builders import candidate_generators
     from st_debias.data.negation.builder import OssCSEBuilder
 
     options = dict(recipe.data.options)
     source = options.pop("paraphrases", "syntactic")
-    if source == "syntactic":
-        from st_debias.data.paraphrase.syntactic import SyntacticParaphraser
-
-        generators = [SyntacticParaphraser()]
-    elif source == "syntactic+edits":
-        from st_debias.data.generators import FirstAvailable
-        from st_debias.data.paraphrase.edits import default_paraphrase_generators
-        from st_debias.data.paraphrase.syntactic import SyntacticParaphraser
-        from st_debias.data.text import match_error_rate
-
-        low, high = options.get("mer_range", (0.15, 0.6))
-        generators = [
-            FirstAvailable(
-                [SyntacticParaphraser(mer_window=(low, high)), *default_paraphrase_generators()],
-                accept=lambda sentence, candidate: low <= match_error_rate(sentence, candidate.text) <= high,
-            )
-        ]
-    elif source == "edits":
-        from st_debias.data.paraphrase.edits import default_paraphrase_generators
-
-        generators = default_paraphrase_generators()
-    elif source == "dropout":
-        generators = []
+    generators = candidate_generators(source, "negation", mer_range=options.get("mer_range", (0.15, 0.6)))
+    if source == "dropout":
         options["on_missing_paraphrase"] = "anchor"
-    else:
-        raise ValueError(f"Recipe {recipe.name}: data.options.paraphrases must be syntactic, syntactic+edits, edits or dropout, got {source!r}.")
     builder = OssCSEBuilder(
         paraphrase_generators=generators, seed=recipe.training.seed, show_progress_bar=show_progress_bar, **options
     )

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from st_debias.paths import resolve_model_name
+from st_debias.paths import load_model
 
 from .config import Recipe
 from .data import build_rows, cache_root, read_corpus
@@ -37,10 +37,8 @@ class TrainResult:
 
 
 def load_start_model(name_or_path: str | os.PathLike[str] | None):
-    """Load the model to fine-tune: a hub id, a local folder, or the packaged default."""
-    from sentence_transformers import SentenceTransformer
-
-    return SentenceTransformer(resolve_model_name(name_or_path))
+    """Load the model to fine-tune: a hub id, a local folder (checked), or the packaged default."""
+    return load_model(name_or_path)
 
 
 def evaluate_cached(model: Any, tasks: tuple[str, ...], data_dir: str | None, label: str, cache_dir: Path | None) -> dict:

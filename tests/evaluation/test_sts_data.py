@@ -119,3 +119,75 @@ def test_unknown_task():
 def test_mismatched_columns_rejected():
     with pytest.raises(ValueError, match="must be equal"):
         sts_data.STSData("x", ["a"], ["b", "c"], [1.0], source="test")
+
+
+def _sts_copy(shared_data, tmp_path, name: str, line_number: int, change) -> object:
+    """A copy of the first 20 lines of the real ``sts/<name>`` with line ``line_number`` changed by ``change``."""
+    lines = (shared_data / "sts" / name).read_text(encoding="utf-8").splitlines()[:20]
+    record = json.loads(lines[line_number - 1])
+    changed = change(record)
+    lines[line_number - 1] = changed if isinstance(changed, str) else json.dumps(record)
+    target = tmp_path / name
+    target.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return target
+
+
+BAD_RECORDS = [
+    (
+        "NaN score",
+        lambda r: r.update(score="NaN"),
+        r"sts12.jsonl:3: field 'score' must be a number in \[0, 5\], got 'NaN'",
+    ),
+    (
+        "NaN literal",
+        lambda r: json.dumps(r).replace(f'"score": {r["score"]}', '"score": NaN'),
+        r"sts12.jsonl:3: field 'score' must be a number in \[0, 5\], got nan",
+    ),
+    (
+        "score 500",
+        lambda r: r.update(score=500),
+        r"sts12.jsonl:3: field 'score' must be a number in \[0, 5\], got 500",
+    ),
+    ("null score", lambda r: r.update(score=None), r"sts12.jsonl:3: field 'score' must be .*got null"),
+    ("text score", lambda r: r.update(score="abc"), r"sts12.jsonl:3: field 'score' must be .*got 'abc'"),
+    (
+        "null sentence",
+        lambda r: r.update(sentence2=None),
+        r"sts12.jsonl:3: field 'sentence2' must be a non-empty string, got null",
+    ),
+    ("empty sentence", lambda r: r.update(sentence1="  "), r"sts12.jsonl:3: field 'sentence1' is empty"),
+    ("truncated line", lambda r: json.dumps(r)[:57], r"sts12.jsonl:3: is not valid JSON"),
+]
+
+
+@pytest.mark.parametrize(("case", "change", "message"), BAD_RECORDS, ids=[case for case, _, _ in BAD_RECORDS])
+def test_bad_sts_record_names_file_line_and_field(shared_data, tmp_path, case, change, message):
+    """Failure mode: one bad record in an STS file gave ``STS12: nan`` with exit 0 (NaN), was accepted (500),
+    or gave a traceback without file and line (null, "abc", truncated JSON, null sentence)."""
+    bad = _sts_copy(shared_data, tmp_path, "sts12.jsonl", 3, change)
+    with pytest.raises(sts_data.DataFileError, match=message):
+        load_sts_file(bad, name="STS12")
+    (tmp_path / "sts").mkdir()
+    bad.rename(tmp_path / "sts" / "sts12.jsonl")
+    with pytest.raises(ValueError, match=message):
+        load_sts("STS12", tmp_path)
+
+
+def test_sick_scores_are_checked_on_the_sick_scale(shared_data, tmp_path):
+    """Failure mode: a SICK score of 0.5 (below SICK's 1–5 scale) was accepted; STS files keep 0–5."""
+    bad = _sts_copy(shared_data, tmp_path, "sick_test.jsonl", 2, lambda r: r.update(score=0.5))
+    with pytest.raises(
+        sts_data.DataFileError, match=r"sick_test.jsonl:2: field 'score' must be a number in \[1, 5\]"
+    ):
+        load_sts_file(bad, name="SICK-R")
+    assert load_sts_file(shared_data / "sts" / "sick_test.jsonl", name="SICK-R").scores[0] == 3.3
+
+
+def test_non_utf8_sts_file_names_the_line(shared_data, tmp_path):
+    """Failure mode: a Latin-1 byte gave ``'utf-8' codec can't decode byte 0xe9 in position ...``, no file, no line."""
+    good = _sts_copy(shared_data, tmp_path, "sts12.jsonl", 1, lambda r: None)
+    lines = good.read_bytes().split(b"\n")
+    lines[4] = lines[4].replace(b'"sentence1": "', '"sentence1": "café '.encode("latin-1"), 1)
+    good.write_bytes(b"\n".join(lines))
+    with pytest.raises(sts_data.DataFileError, match=r"sts12.jsonl:5: is not valid UTF-8: byte 0xe9"):
+        load_sts_file(good)

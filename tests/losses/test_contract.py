@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import pytest
 import torch
+from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 from torch import nn
 
 from st_debias.losses import (
@@ -18,6 +19,7 @@ from st_debias.losses import (
     MarginNegationLoss,
     RecallRegularizer,
 )
+from tests.losses.conftest import make_guide
 from tests.reference import dclr_reference
 
 
@@ -39,9 +41,10 @@ def _iw_labels(embeddings: list[torch.Tensor]) -> torch.Tensor:
     return torch.cat([weights, *guide], dim=1)
 
 
-def _recall_case() -> nn.Module:
+def _recall_case(inner: nn.Module | None = None, return_parts: bool = False) -> nn.Module:
     parameter = nn.Parameter(torch.zeros(3, dtype=torch.float64))
-    regularizer = RecallRegularizer(FocalInfoNCE(None, margin=0.5), gamma=0.1, parameters=[parameter])
+    inner = inner if inner is not None else FocalInfoNCE(None, margin=0.5)
+    regularizer = RecallRegularizer(None, inner, gamma=0.1, parameters=[parameter], return_parts=return_parts)
     with torch.no_grad():
         parameter.add_(1.0)  # recall term active
     return regularizer
@@ -58,6 +61,17 @@ CASES = [
     Case("DebiasInfoNCE", lambda: DebiasInfoNCE(None, in_batch_negatives="both"), 4),
     Case("MarginNegationLoss", lambda: MarginNegationLoss(None, alpha=0.1, beta=0.1, margin_weight=1.0), 4),
     Case("RecallRegularizer", _recall_case, 2),
+    # Compositions: named parts (the trainer's per-part logging), and a multi-part loss inside the wrapper.
+    Case(
+        "MarginNegationLoss(return_parts)",
+        lambda: MarginNegationLoss(None, alpha=0.1, beta=0.1, margin_weight=1.0, return_parts=True),
+        4,
+    ),
+    Case(
+        "RecallRegularizer(MarginNegationLoss, return_parts)",
+        lambda: _recall_case(MarginNegationLoss(None, alpha=0.1, beta=0.1, return_parts=True), return_parts=True),
+        4,
+    ),
 ]
 IDS = [case.name for case in CASES]
 
@@ -143,7 +157,7 @@ def test_config_records_non_default_arguments():
     assert InstanceWeightedMNRL(None, threshold=0.85, noise_ratio=2.5).get_config_dict()["threshold"] == 0.85
     assert DebiasInfoNCE(None, in_batch_negatives="same").get_config_dict()["in_batch_negatives"] == "same"
     assert MarginNegationLoss(None, beta=0.3).get_config_dict()["beta"] == 0.3
-    config = RecallRegularizer(FocalInfoNCE(None, margin=0.2), gamma=0.5, parameters=[]).get_config_dict()
+    config = RecallRegularizer(None, FocalInfoNCE(None, margin=0.2), gamma=0.5, parameters=[]).get_config_dict()
     assert config["gamma"] == 0.5 and config["loss.margin"] == 0.2
 
 
@@ -158,7 +172,7 @@ def test_config_records_non_default_arguments():
         (lambda: MarginNegationLoss(None, contrastive="dropout"), 5),
         (lambda: MarginNegationLoss(None, contrastive="paraphrase"), 4),
         (lambda: MarginNegationLoss(None, contrastive=None), 2),
-        (lambda: RecallRegularizer(FocalInfoNCE(None), parameters=[]), 1),
+        (lambda: RecallRegularizer(None, FocalInfoNCE(None), parameters=[]), 1),
     ],
 )
 def test_wrong_number_of_columns_raises(columns, build, num_columns):
@@ -213,16 +227,35 @@ def test_threshold_range_is_half_open():
     [
         (lambda: FocalInfoNCE(None), 2),
         (lambda: InstanceWeightedMNRL(None), 2),
-        (lambda: DebiasInfoNCE(None), 2),
-        (lambda: DebiasInfoNCE(None), 3),  # a mined negative, but BatchNorm over one row is undefined
-        (lambda: MarginNegationLoss(None, contrastive="dropout"), 4),
-        (lambda: MarginNegationLoss(None, contrastive="paraphrase"), 3),
+        (lambda: MarginNegationLoss(None, contrastive="dropout", margin_weight=0.0), 4),
+        (lambda: MarginNegationLoss(None, contrastive="paraphrase", margin_weight=0.0), 3),
     ],
 )
-def test_batch_of_one_without_negatives_raises(columns, build, num_columns):
-    """Guards against a loss of exactly 0 (softmax over the positive alone) that trains nothing."""
-    with pytest.raises(ValueError):
-        build().compute_loss_from_embeddings(columns(7, 1, 3, num_columns))
+def test_batch_of_one_without_negatives_is_zero_like_mnrl(columns, build, num_columns):
+    """Guards against the crash at the end of an epoch whose last batch holds one row (the trainer keeps
+    it by default): MNRL returns 0 there (the positive alone in its softmax) and trains on; so must these."""
+    embeddings = columns(7, 1, 3, num_columns, requires_grad=True)
+    loss = build().compute_loss_from_embeddings(embeddings)
+    mnrl = MultipleNegativesRankingLoss(None).compute_loss_from_embeddings(embeddings[:2], None)
+    assert loss.item() == mnrl.item() == 0.0
+    loss.backward()  # still part of the graph, as MNRL's is
+    assert all(torch.isfinite(e.grad).all() for e in embeddings if e.grad is not None)
+
+
+def test_margin_negation_batch_of_one_keeps_its_margin_term(columns):
+    """Guards against a one-row batch dropping the hinge along with the (empty) contrastive part."""
+    embeddings = columns(7, 1, 3, 3)
+    loss = MarginNegationLoss(None, contrastive="paraphrase", alpha=0.5, beta=0.5, margin_weight=1.0, return_parts=True)
+    parts = loss.compute_loss_from_embeddings(embeddings)
+    assert parts["contrastive"].item() == 0.0 and parts["margin"].item() > 0
+
+
+@pytest.mark.parametrize("num_columns", [2, 3])
+def test_debias_batch_of_one_says_how_to_avoid_it(columns, num_columns):
+    """Guards against a bare crash on a one-row last batch: BatchNorm over one row is 0/0, so the error
+    must name the remedy (dataloader_drop_last)."""
+    with pytest.raises(ValueError, match="dataloader_drop_last=True"):
+        DebiasInfoNCE(None).compute_loss_from_embeddings(columns(7, 1, 3, num_columns))
 
 
 @pytest.mark.parametrize(
@@ -306,3 +339,265 @@ def test_threshold_masks_at_equality(columns):
     expected = dclr_reference(*embeddings, guide=guide, threshold=1.0)
     assert abs(loss.item() - expected) < 1e-10
     assert abs(expected - dclr_reference(*embeddings)) > 1e-3  # sanity: the two equal-φ entries were masked
+
+
+# -- 6. Half precision (issue 11) --------------------------------------------------------------------------
+def _in_dtype(case: Case, embeddings: list[torch.Tensor], dtype: torch.dtype):
+    labels = case.labels(embeddings)
+    return [e.to(dtype) for e in embeddings], None if labels is None else labels.to(dtype)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_float16_zero_embedding_gives_a_finite_loss(columns, case):
+    """Guards against NaN from a zero embedding in float16: a normaliser eps of 1e-8 rounds to 0 in
+    float16, so 0/0; MNRL (cos_sim upcasts to float32) stays finite."""
+    embeddings, labels = _in_dtype(case, columns(11, 4, 5, case.num_columns), torch.float16)
+    embeddings[0][0] = 0.0
+    output = case.build().compute_loss_from_embeddings(embeddings, labels)
+    assert torch.isfinite(_total(output))
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_bfloat16_embeddings_are_scored_in_float32(columns, case):
+    """Guards against similarities rounded to bfloat16 (3 significant digits, 2.5e-2 off MNRL in loss):
+    a bfloat16 batch must give the float32 loss of the same (rounded) values."""
+    embeddings, labels = _in_dtype(case, columns(12, 6, 5, case.num_columns), torch.bfloat16)
+    loss = case.build()
+    low = _total(loss.compute_loss_from_embeddings(embeddings, labels))
+    high = _total(
+        loss.compute_loss_from_embeddings([e.float() for e in embeddings], None if labels is None else labels.float())
+    )
+    assert low.dtype == torch.float32
+    assert abs(low.item() - high.item()) < 1e-5
+
+
+def test_bfloat16_unit_weights_match_mnrl(columns):
+    """Guards against the reduction to MNRL holding in float32 only (bf16 maths was 2.5e-2 off)."""
+    embeddings = [e.to(torch.bfloat16) for e in columns(13, 8, 16, 3)]
+    ours = InstanceWeightedMNRL(None).compute_loss_from_embeddings(embeddings)
+    theirs = MultipleNegativesRankingLoss(None).compute_loss_from_embeddings(embeddings, None)
+    assert abs(ours.item() - theirs.item()) < 1e-6
+
+
+def test_float16_noise_negatives_are_finite(columns):
+    """Guards against all-NaN noise negatives in float16 (``clamp_min(1e-12)`` is 0 there)."""
+    torch.manual_seed(0)
+    embeddings = [e.half() for e in columns(14, 4, 5, 2)]
+    loss = InstanceWeightedMNRL(None, noise_ratio=1.0).compute_loss_from_embeddings(embeddings)
+    assert torch.isfinite(loss)
+
+
+# -- 7. Guide, BatchNorm and scorer edges (issue 11, 12) ---------------------------------------------------
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_non_finite_guide_embeddings_raise(columns, bad):
+    """Guards against a NaN/inf guide embedding masking every candidate (NaN ≥ φ is False, but the
+    cosine of an inf row is NaN everywhere): loss 0, gradient 0 and no message."""
+    embeddings = columns(15, 4, 5, 2)
+    guide = make_guide(embeddings, 15)
+    guide[1][2, 0] = bad
+    with pytest.raises(ValueError, match=r"guide embeddings contain NaN or inf \(column 1, rows \[2\]\)"):
+        InstanceWeightedMNRL(None).compute_loss_from_embeddings(embeddings, guide_embeddings=guide)
+    labels = torch.cat(guide, dim=1)
+    with pytest.raises(ValueError, match="guide embeddings contain NaN or inf"):
+        InstanceWeightedMNRL(None, labels="guide_embeddings").compute_loss_from_embeddings(embeddings, labels)
+
+
+def test_masked_share_is_recorded_and_a_guide_masking_most_candidates_warns(columns, caplog):
+    """Guards against a bad guide (e.g. one embedding everything alike) silently masking every
+    candidate: the share is kept on the loss and a warning names it."""
+    embeddings = columns(16, 4, 5, 2)
+    loss = InstanceWeightedMNRL(None, threshold=0.9)
+    assert loss.last_masked_share is None
+    basis = torch.eye(5, dtype=torch.float64)[:4]
+    loss.compute_loss_from_embeddings(embeddings, guide_embeddings=[basis, basis])
+    assert loss.last_masked_share == 0.0
+    same = torch.ones(4, 5, dtype=torch.float64)
+    with caplog.at_level("WARNING", logger="st_debias.losses.instance_weighted_mnrl"):
+        loss.compute_loss_from_embeddings(embeddings, guide_embeddings=[same, same])
+    assert loss.last_masked_share == 1.0
+    assert "masked 100% of the in-batch negatives" in caplog.text
+
+
+@pytest.mark.parametrize("batch_norm", ["per_column", "joint"])
+def test_debias_constant_column_has_bounded_gradients(columns, batch_norm):
+    """Guards against gradients of 1e10 when a column is constant over the batch (the same negative text
+    in every row): BatchNorm's 1/√eps times the cosine normaliser's 1/‖z‖ on a near-zero z."""
+    embeddings = columns(17, 6, 8, 3, requires_grad=True)
+    constant = embeddings[2][0].detach().repeat(6, 1).float()
+    inputs = [embeddings[0].float(), embeddings[1].float(), constant.requires_grad_(True)]
+    if batch_norm == "joint":  # joint statistics: every column constant in the same features
+        inputs = [inputs[0][:1].repeat(6, 1), inputs[1][:1].repeat(6, 1), inputs[2]]
+    for tensor in inputs:
+        tensor.retain_grad()
+    loss = DebiasInfoNCE(None, batch_norm=batch_norm).compute_loss_from_embeddings(inputs)
+    loss.backward()
+    assert torch.isfinite(loss)
+    for tensor in inputs:
+        assert torch.isfinite(tensor.grad).all() and tensor.grad.abs().max() < 1e3
+
+
+def test_dot_product_scorer_reduces_to_mnrl_with_dot_product(columns):
+    """Guards against similarity_fct being stored but ignored (cosine used regardless)."""
+    from sentence_transformers.util import dot_score
+
+    embeddings = columns(18, 6, 5, 3)
+    ours = InstanceWeightedMNRL(None, scale=1.0, similarity_fct=dot_score).compute_loss_from_embeddings(embeddings)
+    theirs = MultipleNegativesRankingLoss(None, scale=1.0, similarity_fct=dot_score)
+    assert abs(ours.item() - theirs.compute_loss_from_embeddings(embeddings, None).item()) < 1e-12
+    cosine = InstanceWeightedMNRL(None, scale=1.0).compute_loss_from_embeddings(embeddings)
+    assert abs(ours.item() - cosine.item()) > 1e-3  # sanity: the scorers differ on these vectors
+
+
+@pytest.mark.parametrize(
+    "build, num_columns, scores_raw_inputs",
+    [
+        (lambda fct: FocalInfoNCE(None, similarity_fct=fct), 3, True),
+        (lambda fct: DebiasInfoNCE(None, similarity_fct=fct), 3, False),  # scores BatchNorm outputs
+        (lambda fct: MarginNegationLoss(None, contrastive="paraphrase", similarity_fct=fct), 3, True),
+    ],
+)
+def test_similarity_fct_is_used_and_recorded(columns, build, num_columns, scores_raw_inputs):
+    """Guards against similarity_fct being ignored: on unit-norm inputs the dot product is the cosine,
+    on others it is not; the config names the scorer."""
+    from sentence_transformers.util import cos_sim, dot_score
+
+    embeddings = columns(19, 6, 5, num_columns)
+    dot, cosine = build(dot_score), build(cos_sim)
+    if scores_raw_inputs:
+        unit = [torch.nn.functional.normalize(e, dim=-1) for e in embeddings]
+        difference = dot.compute_loss_from_embeddings(unit) - cosine.compute_loss_from_embeddings(unit)
+        assert abs(difference.item()) < 1e-10
+    assert abs(dot.compute_loss_from_embeddings(embeddings).item() - cosine.compute_loss_from_embeddings(embeddings).item()) > 1e-3
+    assert dot.get_config_dict()["similarity_fct"] == "dot_score"
+    assert cosine.get_config_dict()["similarity_fct"] == "cos_sim"
+
+
+# -- 8. sentence-transformers conventions (issue 12) -------------------------------------------------------
+def test_recall_regularizer_takes_the_model_first(columns):
+    """Guards against the wrapper breaking ST's wrapper shape ``Wrapper(model, loss, ...)``, and against the
+    former ``RecallRegularizer(loss, gamma)`` failing without notice instead of a DeprecationWarning."""
+    model = nn.Linear(3, 3).double()
+    new = RecallRegularizer(model, FocalInfoNCE(model), gamma=0.3)
+    assert new.model is model and new.gamma == 0.3
+    with pytest.warns(DeprecationWarning, match="model first"):
+        old = RecallRegularizer(FocalInfoNCE(model), 0.3)
+    assert old.model is model and old.gamma == 0.3
+    with pytest.warns(DeprecationWarning):
+        assert RecallRegularizer(FocalInfoNCE(model), gamma=0.4).gamma == 0.4
+    embeddings = columns(20, 4, 5, 2)
+    assert new.compute_loss_from_embeddings(embeddings).item() == old.compute_loss_from_embeddings(embeddings).item()
+    with pytest.raises(ValueError, match="loss.model"):
+        RecallRegularizer(nn.Linear(3, 3), FocalInfoNCE(model))
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_loss_is_named_by_its_public_path(case):
+    """Guards against model cards naming ``st_debias.losses.focal_infonce.FocalInfoNCE`` (a private module)
+    instead of the documented ``st_debias.losses.FocalInfoNCE``."""
+    from sentence_transformers.util import fullname
+
+    import st_debias.losses
+
+    loss = case.build()
+    path = fullname(loss)
+    assert path == f"st_debias.losses.{type(loss).__name__}"
+    assert getattr(st_debias.losses, type(loss).__name__) is type(loss)
+
+
+def test_recall_regularizer_config_names_the_wrapped_loss_by_its_public_path():
+    """Guards against the wrapped loss appearing by bare class name (ambiguous with ST's own losses)."""
+    config = RecallRegularizer(None, FocalInfoNCE(None), parameters=[]).get_config_dict()
+    assert config["loss"] == "st_debias.losses.FocalInfoNCE"
+
+
+def test_config_names_the_guide_model(tiny_model, tiny_bert_dir):
+    """Guards against the model card writing ``"guide": "SentenceTransformer"`` (the class, not which model)."""
+    from tests.conftest import load_tiny_model
+
+    guide = load_tiny_model(tiny_bert_dir)
+    name = InstanceWeightedMNRL(tiny_model, guide=guide).get_config_dict()["guide"]
+    assert name == str(tiny_bert_dir)
+    guide.model_card_data.base_model = "sentence-transformers/all-MiniLM-L6-v2"
+    name = InstanceWeightedMNRL(tiny_model, guide=guide).get_config_dict()["guide"]
+    assert name == "sentence-transformers/all-MiniLM-L6-v2"
+
+
+# -- 9. Inside sentence-transformers' wrappers and legacy loop (issue 12) ----------------------------------
+MODEL_BATCH = 6
+
+MODEL_CASES: dict[str, tuple[int, Callable]] = {
+    "FocalInfoNCE": (2, lambda model, guide: FocalInfoNCE(model)),
+    "InstanceWeightedMNRL": (2, lambda model, guide: InstanceWeightedMNRL(model, guide=guide, threshold=0.5)),
+    "DebiasInfoNCE": (3, lambda model, guide: DebiasInfoNCE(model)),
+    "MarginNegationLoss": (3, lambda model, guide: MarginNegationLoss(model, margin_weight=1.0)),
+    "RecallRegularizer(MarginNegationLoss)": (
+        3,
+        lambda model, guide: RecallRegularizer(model, MarginNegationLoss(model, margin_weight=1.0), gamma=0.1),
+    ),
+}
+
+
+def _text_columns(sentences: list[str], count: int) -> list[list[str]]:
+    return [sentences[index * MODEL_BATCH : (index + 1) * MODEL_BATCH] for index in range(count)]
+
+
+@pytest.mark.parametrize("wrapper", ["MatryoshkaLoss", "AdaptiveLayerLoss"])
+@pytest.mark.parametrize("name", list(MODEL_CASES))
+def test_composes_with_sentence_transformers_wrappers(name, wrapper, tiny_model, tiny_bert_dir, wiki_sentences):
+    """Guards against ``unsupported operand type(s) for *: 'int' and 'dict'``: MatryoshkaLoss and
+    AdaptiveLayerLoss multiply and add the wrapped loss's output, so it must be a tensor by default."""
+    from sentence_transformers.sentence_transformer.losses import AdaptiveLayerLoss, MatryoshkaLoss
+
+    from tests.conftest import load_tiny_model
+
+    num_columns, build = MODEL_CASES[name]
+    loss = build(tiny_model, load_tiny_model(tiny_bert_dir))
+    if wrapper == "MatryoshkaLoss":
+        wrapped = MatryoshkaLoss(tiny_model, loss, matryoshka_dims=[128, 32])
+    else:
+        wrapped = AdaptiveLayerLoss(tiny_model, loss)
+    features = [tiny_model.preprocess(column) for column in _text_columns(wiki_sentences, num_columns)]
+    value = wrapped(features, torch.zeros(MODEL_BATCH))
+    assert isinstance(value, torch.Tensor) and value.dim() == 0 and torch.isfinite(value)
+    value.backward()
+    gradients = [p.grad for p in tiny_model.parameters() if p.grad is not None]
+    assert gradients and all(torch.isfinite(g).all() for g in gradients)
+
+
+@pytest.mark.parametrize("name", list(MODEL_CASES))
+def test_trains_with_legacy_old_fit(name, tiny_model, tiny_bert_dir, wiki_sentences, tmp_path, monkeypatch):
+    """Guards against ``'dict' object has no attribute 'backward'`` in ``model.old_fit``, which calls
+    ``loss(features, labels).backward()`` directly."""
+    from sentence_transformers.sentence_transformer.datasets import NoDuplicatesDataLoader
+    from sentence_transformers.sentence_transformer.readers import InputExample
+
+    from tests.conftest import load_tiny_model
+
+    monkeypatch.chdir(tmp_path)
+    num_columns, build = MODEL_CASES[name]
+    loss = build(tiny_model, load_tiny_model(tiny_bert_dir))
+    examples = [InputExample(texts=list(texts)) for texts in zip(*_text_columns(wiki_sentences, num_columns))]
+    before = [p.detach().clone() for p in tiny_model.parameters()]
+    tiny_model.old_fit(
+        train_objectives=[(NoDuplicatesDataLoader(examples, batch_size=MODEL_BATCH), loss)],
+        epochs=1,
+        warmup_steps=0,
+        show_progress_bar=False,
+    )
+    assert any(not torch.equal(b, p) for b, p in zip(before, tiny_model.parameters()))
+
+
+def test_recall_regularizer_outside_matryoshka_adds_the_recall_term_once(tiny_model, wiki_sentences):
+    """Guards against the documented outermost composition failing (the wrapped MatryoshkaLoss has no
+    ``compute_loss_from_embeddings``) or counting l_r once per Matryoshka dimension."""
+    from sentence_transformers.sentence_transformer.losses import MatryoshkaLoss
+
+    matryoshka = MatryoshkaLoss(tiny_model, MarginNegationLoss(tiny_model), matryoshka_dims=[128, 32])
+    regularizer = RecallRegularizer(tiny_model, matryoshka, gamma=0.5, return_parts=True)
+    with torch.no_grad():
+        next(tiny_model.parameters()).add_(0.1)
+    features = [tiny_model.preprocess(column) for column in _text_columns(wiki_sentences, 3)]
+    parts = regularizer(features, torch.zeros(MODEL_BATCH))
+    assert set(parts) == {"MatryoshkaLoss", "recall"}
+    torch.testing.assert_close(parts["recall"], regularizer.recall())
+    assert parts["recall"].item() > 0 and torch.isfinite(parts["MatryoshkaLoss"])

@@ -2,7 +2,9 @@
 
 Guards against a gather that silently drops the other process's candidates (each rank would train on
 a half-size batch), misplaces the local positives (wrong offset), or loses gradients across ranks,
-and against RecallRegularizer's term being counted once per process under DDP.
+against unequal per-process batch sizes (the last batch of an epoch) aborting the gather with a gloo
+size mismatch or shifting the row offset, and against RecallRegularizer's term being counted once per
+process under DDP.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 WORLD = 2
-ROWS_PER_RANK = 4
 DIM = 8
 
 
@@ -33,9 +34,8 @@ def _losses(gather: bool):
     }
 
 
-def _inputs(columns: int, label_kind: str | None):
+def _inputs(columns: int, label_kind: str | None, rows: int):
     generator = torch.Generator().manual_seed(7)
-    rows = WORLD * ROWS_PER_RANK
     embeddings = [torch.randn(rows, DIM, generator=generator, dtype=torch.float64) for _ in range(columns)]
     labels = None
     if label_kind == "guide":
@@ -49,16 +49,28 @@ def _total(output) -> torch.Tensor:
     return sum(output.values()) if isinstance(output, dict) else output
 
 
-def _worker(rank: int, store: str, out_dir: str) -> None:
+def _share(rows_per_rank: tuple[int, ...], rank: int) -> float:
+    """Rank ``rank``'s weight in the global mean: its rows over the average rows per rank.
+
+    Each rank's loss is a mean over its own rows and DDP averages gradients over ranks, so with
+    unequal sizes a rank's loss counts ``B_r / N`` of the global mean only once scaled by this factor
+    (1 for equal sizes).
+    """
+    return rows_per_rank[rank] * len(rows_per_rank) / sum(rows_per_rank)
+
+
+def _worker(rank: int, store: str, out_dir: str, rows_per_rank: tuple[int, ...]) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=WORLD)
     try:
-        local = slice(rank * ROWS_PER_RANK, (rank + 1) * ROWS_PER_RANK)
+        start = sum(rows_per_rank[:rank])
+        local = slice(start, start + rows_per_rank[rank])
         results = {}
         for name, (loss, columns, label_kind) in _losses(gather=True).items():
-            embeddings, labels = _inputs(columns, label_kind)
+            embeddings, labels = _inputs(columns, label_kind, sum(rows_per_rank))
             mine = [e[local].clone().requires_grad_(True) for e in embeddings]
             value = _total(loss.compute_loss_from_embeddings(mine, None if labels is None else labels[local]))
+            value = value * _share(rows_per_rank, rank)
             value.backward()
             results[name] = (value.detach(), [m.grad for m in mine])
         results["recall"] = _recall_under_ddp()
@@ -70,13 +82,11 @@ def _worker(rank: int, store: str, out_dir: str) -> None:
 def _recall_under_ddp() -> torch.Tensor:
     from torch import nn
 
-    from st_debias.losses import RecallRegularizer
+    from st_debias.losses import FocalInfoNCE, RecallRegularizer
 
     torch.manual_seed(0)
     linear = nn.Linear(3, 2).double()
-    holder = nn.Module()
-    holder.model = linear
-    regularizer = RecallRegularizer(holder, gamma=0.5)
+    regularizer = RecallRegularizer(None, FocalInfoNCE(None), gamma=0.5, parameters=linear.parameters())
     ddp = nn.parallel.DistributedDataParallel(linear)
     with torch.no_grad():
         linear.weight.add_(1.0)
@@ -87,15 +97,16 @@ def _recall_under_ddp() -> torch.Tensor:
 
 
 @pytest.mark.timeout(300)
-def test_gather_across_devices_equals_one_process_on_the_whole_batch(tmp_path: Path) -> None:
-    mp.spawn(_worker, args=(str(tmp_path / "store"), str(tmp_path)), nprocs=WORLD, join=True)
+@pytest.mark.parametrize("rows_per_rank", [(4, 4), (5, 3)], ids=["equal", "unequal"])
+def test_gather_across_devices_equals_one_process_on_the_whole_batch(tmp_path: Path, rows_per_rank) -> None:
+    mp.spawn(_worker, args=(str(tmp_path / "store"), str(tmp_path), rows_per_rank), nprocs=WORLD, join=True)
     ranks = [torch.load(tmp_path / f"rank{r}.pt") for r in range(WORLD)]
     for name, (loss, columns, label_kind) in _losses(gather=False).items():
-        embeddings, labels = _inputs(columns, label_kind)
+        embeddings, labels = _inputs(columns, label_kind, sum(rows_per_rank))
         full = [e.clone().requires_grad_(True) for e in embeddings]
         expected = _total(loss.compute_loss_from_embeddings(full, labels))
         expected.backward()
-        # DDP averages over ranks: the mean of the rank losses is the loss on the concatenated batch.
+        # DDP averages over ranks: the mean of the (share-scaled) rank losses is the loss on the whole batch.
         mean_of_ranks = sum(r[name][0] for r in ranks) / WORLD
         torch.testing.assert_close(mean_of_ranks, expected.detach(), rtol=0, atol=1e-10, msg=name)
         for column, full_embedding in enumerate(full):

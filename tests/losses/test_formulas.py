@@ -174,7 +174,13 @@ def test_margin_negation_equals_osscse_eq3(columns, seed, contrastive, alpha, be
     slipping into the contrastive denominator as a hard negative."""
     embeddings = columns(seed, 6, 5, 4 if contrastive == "dropout" else 3)
     loss_fn = MarginNegationLoss(
-        None, alpha=alpha, beta=beta, margin_weight=margin_weight, contrastive=contrastive, scale=scale
+        None,
+        alpha=alpha,
+        beta=beta,
+        margin_weight=margin_weight,
+        contrastive=contrastive,
+        scale=scale,
+        return_parts=True,
     )
     parts = loss_fn.compute_loss_from_embeddings(embeddings)
     expected = osscse_reference(
@@ -199,7 +205,7 @@ def test_recall_regularizer_equals_half_gamma_squared_distance(columns):
     model = nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 2)).double()
     model[1].bias.requires_grad_(False)
     start = [p.detach().clone() for p in model.parameters()]
-    regularizer = RecallRegularizer(FocalInfoNCE(model), gamma=0.37)
+    regularizer = RecallRegularizer(model, FocalInfoNCE(model), gamma=0.37, return_parts=True)
     embeddings = columns(5, 3, 4, 2)
 
     assert regularizer.compute_loss_from_embeddings(embeddings)["recall"].item() == 0.0
@@ -315,12 +321,12 @@ def test_gradcheck_debias_infonce(columns, in_batch, batch_norm):
 
 
 def test_gradcheck_margin_negation(columns):
-    """Guards against a detached hinge or contrastive part (the dict parts summed as the trainer does)."""
+    """Guards against a detached hinge or contrastive part."""
     loss_fn = MarginNegationLoss(
         None, alpha=0.1, beta=0.1, margin_weight=1.0, contrastive="dropout", scale=5.0
     )
     _gradcheck(
-        lambda *x: sum(loss_fn.compute_loss_from_embeddings(list(x)).values()),
+        lambda *x: loss_fn.compute_loss_from_embeddings(list(x)),
         columns(3, 3, 3, 4, requires_grad=True),
     )
 
@@ -328,12 +334,12 @@ def test_gradcheck_margin_negation(columns):
 def test_gradcheck_recall_regularizer(columns):
     """Guards against a recall term whose gradient is not γ(θ − θ*) (e.g. θ* not detached)."""
     theta = nn.Parameter(torch.randn(2, 3, generator=torch.Generator().manual_seed(4), dtype=torch.float64))
-    regularizer = RecallRegularizer(FocalInfoNCE(None, scale=5.0), gamma=0.5, parameters=[theta])
+    regularizer = RecallRegularizer(None, FocalInfoNCE(None, scale=5.0), gamma=0.5, parameters=[theta])
     with torch.no_grad():
         theta.add_(0.3)
     embeddings = columns(4, 3, 3, 2, requires_grad=True)
     _gradcheck(
-        lambda a, p, _theta: sum(regularizer.compute_loss_from_embeddings([a, p]).values()),
+        lambda a, p, _theta: regularizer.compute_loss_from_embeddings([a, p]),
         [*embeddings, theta],
     )
     theta.grad = None

@@ -63,7 +63,9 @@ def test_margin_negation_without_margin_is_mnrl(columns, contrastive, columns_co
     term surviving margin_weight=0: the contrastive part must equal MNRL on (anchor, paraphrase) or
     (anchor, dropout view), and the margin part must be exactly 0."""
     embeddings = columns(40, 6, 5, columns_count)
-    parts = MarginNegationLoss(None, margin_weight=0.0, contrastive=contrastive).compute_loss_from_embeddings(
+    parts = MarginNegationLoss(
+        None, margin_weight=0.0, contrastive=contrastive, return_parts=True
+    ).compute_loss_from_embeddings(
         embeddings
     )
     positives = embeddings[1] if contrastive == "paraphrase" else embeddings[3]
@@ -79,9 +81,9 @@ def test_recall_regularizer_with_zero_gamma_is_the_wrapped_loss(columns, wrapped
     """Guards against the wrapper altering, renaming or dropping the wrapped loss's parts, or adding a
     non-zero recall term when γ = 0 (parameters moved away from θ*)."""
     model = nn.Linear(3, 3).double()
-    inner = FocalInfoNCE(model) if wrapped == "focal" else MarginNegationLoss(model, margin_weight=1.0)
+    inner = FocalInfoNCE(model) if wrapped == "focal" else MarginNegationLoss(model, margin_weight=1.0, return_parts=True)
     embeddings = columns(50, 4, 5, 2 if wrapped == "focal" else 4)
-    regularizer = RecallRegularizer(inner, gamma=0.0)
+    regularizer = RecallRegularizer(model, inner, gamma=0.0, return_parts=True)
     with torch.no_grad():
         model.weight.add_(1.0)  # far from θ*: only γ = 0 can make the recall term vanish
     parts = regularizer.compute_loss_from_embeddings(embeddings)

@@ -42,8 +42,8 @@ def test_shape_mismatch_is_named():
 def test_weight_zero_leaves_the_wrapped_loss_unchanged():
     g = torch.Generator().manual_seed(0)
     embeddings = [torch.randn(4, 8, generator=g, dtype=torch.float64) for _ in range(4)]
-    inner = MarginNegationLoss(None, margin_weight=1.0)
-    wrapped = SimilarityPreservation(None, inner, weight=0.0, reference=torch.nn.Identity())
+    inner = MarginNegationLoss(None, margin_weight=1.0, return_parts=True)
+    wrapped = SimilarityPreservation(None, inner, weight=0.0, reference=torch.nn.Identity(), return_parts=True)
     parts = wrapped.compute_loss_from_embeddings(embeddings, reference=torch.randn(4, 8, dtype=torch.float64))
     expected = inner.compute_loss_from_embeddings(embeddings)
     assert parts["preservation"].item() == 0.0
@@ -68,7 +68,8 @@ def test_trains_through_the_trainer_and_the_reference_stays_frozen_and_unsaved(t
         "negative": ["the cat did not sit on the mat", "stocks rose sharply today", "a guitar plays a man",
                      "rain is not expected"],
     })
-    loss = SimilarityPreservation(tiny_model, MarginNegationLoss(tiny_model, margin_weight=1.0), weight=10.0)
+    inner = MarginNegationLoss(tiny_model, margin_weight=1.0, return_parts=True)
+    loss = SimilarityPreservation(tiny_model, inner, weight=10.0, return_parts=True)
     reference_before = [p.detach().clone() for p in loss.reference.parameters()]
     assert not any(name.startswith("_reference") for name, _ in loss.named_parameters())
     args = SentenceTransformerTrainingArguments(
@@ -83,3 +84,14 @@ def test_trains_through_the_trainer_and_the_reference_stays_frozen_and_unsaved(t
         assert torch.equal(before, after)
     assert any(not torch.equal(a, b) for a, b in zip(reference_before, tiny_model.parameters()))
     assert len(tiny_model.state_dict()) == len(loss.reference.state_dict())
+
+
+def test_default_output_is_one_tensor_for_st_wrappers(tiny_model):
+    """Composition: MatryoshkaLoss multiplies the loss by a weight, which a dict of parts would break."""
+    from sentence_transformers.sentence_transformer.losses import MatryoshkaLoss
+
+    features = [tiny_model.tokenize(["a cat sat", "dogs bark loudly", "rain today"]) for _ in range(3)]
+    loss = SimilarityPreservation(tiny_model, MarginNegationLoss(tiny_model, margin_weight=1.0), weight=1.0)
+    value = MatryoshkaLoss(tiny_model, loss, matryoshka_dims=[128, 64])(features, None)
+    assert value.dim() == 0 and torch.isfinite(value)
+    value.backward()

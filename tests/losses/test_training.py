@@ -51,8 +51,11 @@ CASES: dict[str, tuple[str, Callable]] = {
     "focal-hard-negatives": ("triplet", lambda model, guide: FocalInfoNCE(model)),
     "dclr": ("simcse", lambda model, guide: InstanceWeightedMNRL(model, guide=guide, threshold=_median_guide_cosine(guide), noise_ratio=1.0)),
     "debcse": ("triplet", lambda model, guide: DebiasInfoNCE(model)),
-    "osscse": ("negation", lambda model, guide: MarginNegationLoss(model, margin_weight=1.0)),
-    "recall": ("simcse", lambda model, guide: RecallRegularizer(FocalInfoNCE(model), gamma=2e-3)),
+    "osscse": ("negation", lambda model, guide: MarginNegationLoss(model, margin_weight=1.0, return_parts=True)),
+    "recall": (
+        "simcse",
+        lambda model, guide: RecallRegularizer(model, FocalInfoNCE(model), gamma=2e-3, return_parts=True),
+    ),
 }
 
 
@@ -177,3 +180,44 @@ def test_guide_with_another_tokenizer(tiny_model, wiki_sentences, tmp_path: Path
         unmasked = InstanceWeightedMNRL(None).compute_loss_from_embeddings([model_embeddings, model_embeddings])
     assert torch.isclose(value, expected, atol=1e-5), (value, expected)
     assert not torch.isclose(value, unmasked, atol=1e-5), "the guide masked nothing: the check above proves nothing"
+
+
+LAST_BATCH_CASES: dict[str, tuple[str, Callable]] = {
+    "focal": ("simcse", lambda model: FocalInfoNCE(model)),
+    "dclr": ("simcse", lambda model: InstanceWeightedMNRL(model, noise_ratio=0.0)),
+    "osscse": ("negation", lambda model: MarginNegationLoss(model, return_parts=True)),
+}
+
+
+def _train_rows(model, loss, columns: dict[str, list[str]], rows: int, tmp_path: Path, drop_last: bool = False):
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(tmp_path),
+        per_device_train_batch_size=4,
+        num_train_epochs=1,
+        save_strategy="no",
+        report_to="none",
+        dataloader_drop_last=drop_last,
+        seed=0,
+        disable_tqdm=True,
+    )
+    dataset = Dataset.from_dict({key: values[:rows] for key, values in columns.items()})
+    return SentenceTransformerTrainer(model=model, args=args, train_dataset=dataset, loss=loss).train()
+
+
+@pytest.mark.parametrize("case", list(LAST_BATCH_CASES))
+def test_last_batch_of_one_row_trains_like_mnrl(case: str, tiny_model, wiki_sentences, tmp_path: Path) -> None:
+    """Guards against the crash at the end of an epoch whose last batch holds one row (5 rows, batch 4:
+    the trainer keeps the remainder by default), where MultipleNegativesRankingLoss trains on."""
+    layout, make_loss = LAST_BATCH_CASES[case]
+    output = _train_rows(tiny_model, make_loss(tiny_model), _columns(wiki_sentences, layout), 5, tmp_path)
+    assert output.global_step == 2
+
+
+def test_debias_last_batch_of_one_row_names_drop_last(tiny_model, wiki_sentences, tmp_path: Path) -> None:
+    """Guards against an unexplained crash on a one-row last batch, where BatchNorm is undefined: the
+    error names ``dataloader_drop_last``, and setting it trains."""
+    columns = _columns(wiki_sentences, "triplet")
+    with pytest.raises(ValueError, match="dataloader_drop_last=True"):
+        _train_rows(tiny_model, DebiasInfoNCE(tiny_model), columns, 5, tmp_path)
+    output = _train_rows(tiny_model, DebiasInfoNCE(tiny_model), columns, 5, tmp_path, drop_last=True)
+    assert output.global_step == 1

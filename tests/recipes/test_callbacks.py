@@ -19,7 +19,8 @@ def test_shares_are_logged_and_sum_to_one(tiny_model, tmp_path):
         "positive": ["the mat had a cat on it", "shares dropped steeply", "a guitar is played by a man", "rain is due"],
         "negative": ["the cat did not sit", "stocks rose sharply today", "a guitar plays a man", "rain is not expected"],
     })
-    loss = RecallRegularizer(MarginNegationLoss(tiny_model, alpha=0.5, beta=0.6, margin_weight=1.0), gamma=0.0)
+    inner = MarginNegationLoss(tiny_model, alpha=0.5, beta=0.6, margin_weight=1.0, return_parts=True)
+    loss = RecallRegularizer(tiny_model, inner, gamma=0.0, return_parts=True)
     callback = GradientShareCallback(loss, every=1)
     args = SentenceTransformerTrainingArguments(
         output_dir=str(tmp_path), max_steps=2, per_device_train_batch_size=4, report_to="none",

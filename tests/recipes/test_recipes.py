@@ -114,3 +114,41 @@ def test_cli_train_runs_a_recipe(tiny_bert_dir: Path, tmp_path: Path, capsys) ->
     assert code == 0
     assert (tmp_path / "run" / "model" / "model.safetensors").exists()
     assert "Saved model:" in capsys.readouterr().out
+
+
+BAD_RECIPE_FIELDS = [
+    ("loss: {name: FocalInfoNCE, params: {temperature: 0.05}}",
+     r"loss.params \['temperature'\] are not parameters of FocalInfoNCE; it takes \['scale', 'margin'"),
+    ("loss: {name: MarginNegationLoss, params: {contrastive: views}}",
+     "loss.params for MarginNegationLoss: .*contrastive must be"),
+    ("loss: {name: InstanceWeightedMNRL, params: {guide: start}}", r"loss.params \['guide'\] are set by the recipe"),
+    ("loss: {name: FocalInfoNCE, guide: start}", "loss.guide is read by InstanceWeightedMNRL only"),
+    ("loss: {name: FocalInfoNCE, recall_gamma: -1}", "loss.recall_gamma must be a finite number >= 0"),
+    ("data: {kind: ipw, options: {lambda: 0.8}}", r"data.options \['lambda'\] are not options of the ipw builder"),
+    ("data: {kind: ipw, options: {weight: .nan}}", "data.options: weight must be a finite number >= 0"),
+    ("data: {kind: negation, options: {paraphrases: backtranslation}}", "data.options.paraphrases must be one of"),
+    ("data: {kind: negation, options: {mer_range: [0.7, 0.2]}}", "data.options: mer_range must satisfy"),
+    ("data: {kind: simcse, options: {num_negatives: 2}}", "data kind 'simcse' takes no options"),
+    ("training: {steps: many}", "training.steps must be an integer, got 'many'"),
+    ("training: {learning_rate: 0}", "training.learning_rate must be > 0"),
+]
+
+
+@pytest.mark.parametrize(("section", "message"), BAD_RECIPE_FIELDS)
+def test_whole_recipe_is_validated_on_load(tmp_path: Path, section: str, message: str) -> None:
+    """Failure mode: an unknown loss parameter (``temperature: 0.05``) or builder option failed only after the
+    start-model evaluation and the row build, minutes later; now ``load_recipe`` names the file and field."""
+    path = tmp_path / "bad.yaml"
+    path.write_text(f"name: bad\nversion: 1\n{section}\n")
+    with pytest.raises(ValueError, match=rf"Recipe {path}: {message}"):
+        load_recipe(path)
+
+
+def test_one_loss_registry() -> None:
+    """Failure mode: ``LOSS_NAMES`` and ``build_loss``'s class table were parallel lists that drifted apart."""
+    from st_debias.recipes.config import LOSS_NAMES
+    from st_debias.recipes.losses import LOSSES, loss_class
+
+    assert LOSS_NAMES == tuple(LOSSES)
+    for name in LOSS_NAMES:
+        assert loss_class(name).__name__ == name

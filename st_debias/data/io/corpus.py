@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from st_debias.datafiles import text_lines
 from st_debias.paths import data_file
 
 WIKI_CORPUS = "corpus/wiki_sentences.txt"
@@ -22,14 +23,21 @@ def read_sentences(path: str | os.PathLike[str] | None = None, limit: int | None
             (``$ST_DEBIAS_DATA``).
         limit: keep only the first ``limit`` lines (the shared corpus is in random order, so the head
             is a uniform sample).
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        st_debias.datafiles.DataFileError: a line is not UTF-8 (the message names file, line and byte).
     """
     target = Path(path) if path is not None else data_file(WIKI_CORPUS)
+    if not target.is_file():
+        raise FileNotFoundError(
+            f"Sentence file {target.resolve()} does not exist (one sentence per line expected)."
+        )
     out: list[str] = []
-    with open(target, encoding="utf-8") as handle:
-        for line in handle:
-            if limit is not None and len(out) >= limit:
-                break
-            out.append(line.rstrip("\n"))
+    for _, line in text_lines(target):
+        if limit is not None and len(out) >= limit:
+            break
+        out.append(line)
     return out
 
 
@@ -94,9 +102,44 @@ def clean_sentences(
     return CleanedSentences(kept, positions, skipped, log)
 
 
-def check_sequence(sentences: Sequence[object], name: str = "sentences") -> None:
-    """Raise ``ValueError`` unless ``sentences`` is a non-empty sequence of strings."""
+def sentence_list(
+    sentences: Iterable[object], column: str | None = None, name: str = "sentences"
+) -> list[object]:
+    """The builders' input as a list: any iterable of sentences, a ``datasets`` column, or a ``Dataset``.
+
+    Args:
+        sentences: a list, tuple, generator, ``dataset["text"]`` column... of strings, or a
+            ``datasets.Dataset`` (then ``column`` names its sentence column; it may be left out when the
+            dataset has exactly one column).
+        column: the sentence column of a ``Dataset``.
+        name: what to call the input in error messages.
+
+    Raises:
+        ValueError: a single string (not a collection of sentences), no sentence at all, ``column`` missing
+            or unknown for a ``Dataset``, or given for anything else.
+    """
     if isinstance(sentences, str):
-        raise ValueError(f"{name}: expected a sequence of sentences, got a single string.")
-    if len(sentences) == 0:
+        raise ValueError(
+            f"{name}: expected a collection of sentences, got a single string; wrap it in a list."
+        )
+    from datasets import Dataset
+
+    if isinstance(sentences, Dataset):
+        columns = sentences.column_names
+        if column is None and len(columns) != 1:
+            raise ValueError(
+                f"{name}: a Dataset with columns {columns}; pass column=... to name the sentence column."
+            )
+        column = column if column is not None else columns[0]
+        if column not in columns:
+            raise ValueError(f"{name}: the Dataset has no column {column!r}; its columns are {columns}.")
+        items = list(sentences[column])
+    elif column is not None:
+        raise ValueError(
+            f"{name}: column={column!r} applies to a datasets.Dataset, got {type(sentences).__name__}."
+        )
+    else:
+        items = list(sentences)
+    if not items:
         raise ValueError(f"{name}: no sentences given.")
+    return items

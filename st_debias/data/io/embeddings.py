@@ -1,8 +1,8 @@
 """Guide-model embeddings of a corpus, cached on disk keyed by model and corpus.
 
 The cache lives outside the repository: ``cache_dir`` argument, else ``$ST_DEBIAS_CACHE``, else
-``~/.cache/st_debias``. The key hashes (a) the model identity (its path/name, or for an in-memory model
-a fingerprint of its module classes, parameter shapes and a sample of its weights), (b)
+``~/.cache/st_debias``. The key hashes (a) the model's weights (:func:`st_debias.fingerprint.model_fingerprint`,
+so a model retrained into the same folder never reads its predecessor's embeddings), (b)
 ``max_seq_length`` and normalisation, and (c) every sentence in order. A rerun on the same model and
 corpus therefore loads the ``.npy`` file instead of re-encoding; any change re-encodes.
 
@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from st_debias.fingerprint import model_fingerprint as weights_fingerprint
-from st_debias.paths import load_model, resolve_model_name
+from st_debias.fingerprint import model_fingerprint
+from st_debias.paths import ensure_model
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -36,13 +36,6 @@ def cache_root(cache_dir: str | os.PathLike[str] | None = None) -> Path:
     return Path(chosen).expanduser()
 
 
-def model_fingerprint(model: SentenceTransformer | str | None) -> str:
-    """A stable identity string for a guide model (a name/path, or a weights fingerprint)."""
-    if model is None or isinstance(model, (str, os.PathLike)):
-        return "path:" + resolve_model_name(model)
-    return "weights:" + weights_fingerprint(model)
-
-
 def corpus_key(sentences: Sequence[str], model_id: str, *, max_seq_length: int | None, normalize: bool) -> str:
     """The cache key of (model, corpus, encoding settings)."""
     digest = hashlib.sha256()
@@ -51,12 +44,6 @@ def corpus_key(sentences: Sequence[str], model_id: str, *, max_seq_length: int |
         digest.update(sentence.encode("utf-8"))
         digest.update(b"\x00")
     return digest.hexdigest()[:32]
-
-
-def _as_model(model: SentenceTransformer | str | None) -> SentenceTransformer:
-    if model is None or isinstance(model, (str, os.PathLike)):
-        return load_model(model)
-    return model
 
 
 def encode_corpus(
@@ -86,17 +73,15 @@ def encode_corpus(
     """
     if len(sentences) == 0:
         return np.zeros((0, 0), dtype=np.float32)
-    st_model = None if isinstance(model, (str, os.PathLike)) or model is None else model
-    model_id = model_fingerprint(model if st_model is None else st_model)
+    st_model = ensure_model(model)
     target = None
     if use_cache:
-        if st_model is None:
-            st_model = _as_model(model)
-        key = corpus_key(sentences, model_id, max_seq_length=st_model.max_seq_length, normalize=normalize)
+        key = corpus_key(
+            sentences, model_fingerprint(st_model), max_seq_length=st_model.max_seq_length, normalize=normalize
+        )
         target = cache_root(cache_dir) / "embeddings" / f"{key}.npy"
         if target.exists():
             return np.load(target)
-    st_model = st_model or _as_model(model)
     embeddings = st_model.encode(
         list(sentences),
         batch_size=batch_size,

@@ -18,26 +18,27 @@ one row per sampled positive (same negatives); use a no-duplicates batch sampler
 
 Scaling: ``build(..., shard=(i, n))`` builds rows for the i-th of n anchor slices against the whole
 corpus; with the per-anchor random streams of :mod:`st_debias.data.ipw.propensity`, concatenating the
-shards (:func:`merge_shards`) gives exactly the unsharded result. Shards can run on separate machines
+shards (:func:`st_debias.data.builders.merge_builds`) gives exactly the unsharded result. Shards can run on separate machines
 that share the embedding cache (or encode with :func:`st_debias.data.io.embeddings.encode_shard`).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-from datasets import Dataset, concatenate_datasets
+from datasets import Dataset
 
 from st_debias.data.generators import CandidateGenerator, candidate_pools
-from st_debias.data.io.corpus import check_sequence, clean_sentences
+from st_debias.data.io.corpus import clean_sentences, sentence_list
 from st_debias.data.io.embeddings import encode_corpus, shard_bounds
-from st_debias.data.io.report import BuildReport, merge_reports, pair_statistics
+from st_debias.data.io.report import BuildReport, pair_statistics
 from st_debias.data.ipw.neighbours import range_topk
 from st_debias.data.ipw.propensity import (
     WordCoder,
@@ -47,6 +48,7 @@ from st_debias.data.ipw.propensity import (
     positive_probabilities,
     sample_without_replacement,
 )
+from st_debias.paths import ensure_model
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -178,8 +180,9 @@ class IPWBuilder:
         lambda_p: eq. 5 (paper: 0.8).
         temperature: eq. 4/6 sharpening temperature (paper: 1).
         similarity_temperature: eq. 1–2 temperature (paper: 1).
-        weight: ``None`` (no ``label`` column), a float (constant ``label``), or a callable taking the
-            row dict (plus ``positive_probability`` and ``negative_probabilities``) and returning a float.
+        weight: ``None`` (no ``label`` column), a finite float >= 0 (constant ``label``), or a callable
+            taking the row dict (plus ``positive_probability`` and ``negative_probabilities``) and returning a
+            finite float >= 0 (checked per row).
         on_missing_positive: ``"skip"`` (counted) or ``"anchor"`` (use the anchor itself as its positive,
             the SimCSE fallback; counted in ``statistics['positive_fallbacks']``).
         seed: random seed.
@@ -191,6 +194,10 @@ class IPWBuilder:
 
     After :meth:`build`, :attr:`report` holds the :class:`BuildReport` (counts, skips with reasons,
     pair statistics of DebCSE Tables 1 and 4, timings).
+
+    Raises:
+        ValueError: at construction, for an argument outside its range (a NaN or negative ``weight``, an
+            empty ``negative_range``, a non-positive temperature...), so bad rows are never written.
 
     Example:
         >>> builder = IPWBuilder()                                   # doctest: +SKIP
@@ -224,6 +231,19 @@ class IPWBuilder:
     ) -> None:
         if num_negatives < 1 or num_positives < 1:
             raise ValueError("num_negatives and num_positives must be >= 1")
+        if pool_size < num_negatives:
+            raise ValueError(f"pool_size ({pool_size}) must be >= num_negatives ({num_negatives})")
+        low, high = negative_range
+        if not -1.0 <= low < high <= 1.0:
+            raise ValueError(f"negative_range must satisfy -1 <= low < high <= 1, got {negative_range}")
+        for name, value in (("lambda_n", lambda_n), ("lambda_p", lambda_p)):
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], got {value}")
+        for name, value in (("temperature", temperature), ("similarity_temperature", similarity_temperature)):
+            if not (math.isfinite(value) and value > 0):
+                raise ValueError(f"{name} must be a finite number > 0, got {value}")
+        if weight is not None and not callable(weight):
+            _check_weight(weight, "weight")
         if on_missing_positive not in ("skip", "anchor"):
             raise ValueError(f"on_missing_positive must be 'skip' or 'anchor', got {on_missing_positive!r}")
         self.model = model
@@ -249,10 +269,7 @@ class IPWBuilder:
         self.report = BuildReport(builder=self.name)
 
     def _guide(self):
-        if self.model is None or isinstance(self.model, (str, os.PathLike)):
-            from st_debias.paths import load_model
-
-            self.model = load_model(self.model)
+        self.model = ensure_model(self.model)
         return self.model
 
     def encode(self, sentences: Sequence[str]) -> np.ndarray:
@@ -262,13 +279,20 @@ class IPWBuilder:
             show_progress_bar=self.show_progress_bar,
         )
 
-    def build(self, sentences: Sequence[object], *, shard: tuple[int, int] | None = None) -> Dataset:
+    def build(
+        self, sentences: Iterable[object], *, column: str | None = None, shard: tuple[int, int] | None = None
+    ) -> Dataset:
         """Rows for every usable anchor (or for the anchors of ``shard=(index, count)``).
 
+        Args:
+            sentences: any iterable of strings (list, generator, ``dataset["text"]``) or a ``datasets.Dataset``.
+            column: the sentence column when ``sentences`` is a ``Dataset`` (optional if it has one column).
+            shard: ``(index, count)``: build only that slice of the anchors (against the whole corpus).
+
         Raises:
-            ValueError: non-string input, or no sentence at all.
+            ValueError: a single string, non-string items, or no sentence at all.
         """
-        check_sequence(sentences)
+        sentences = sentence_list(sentences, column)
         report = BuildReport(builder=self.name)
         t_start = time.perf_counter()
         cleaned = clean_sentences(sentences)
@@ -348,7 +372,7 @@ class IPWBuilder:
             row = {key: values[-1] for key, values in rows.items() if key != "label"}
             row["positive_probability"] = positive_probability
             row["negative_probabilities"] = [float(p) for p in negative_probs]
-            return float(self.weight(row))
+            return _check_weight(self.weight(row), f"weight(row of anchor {str(row['anchor'])[:60]!r}) returned")
         return float(self.weight)
 
     def _sample_positives(
@@ -404,11 +428,13 @@ class IPWBuilder:
         return out
 
 
-def merge_shards(parts: Sequence[tuple[Dataset, BuildReport]]) -> tuple[Dataset, BuildReport]:
-    """Concatenate shard outputs of :meth:`IPWBuilder.build` (in shard order) and merge their reports."""
-    if not parts:
-        raise ValueError("No shards to merge.")
-    return concatenate_datasets([d for d, _ in parts]), merge_reports([r for _, r in parts])
+def _check_weight(value: object, what: str) -> float:
+    """``value`` as a float if it is a finite number >= 0 (a row weight), else ``ValueError`` naming ``what``."""
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise ValueError(f"{what} must be a finite number >= 0, got {type(value).__name__} {value!r:.40}")
+    if not (math.isfinite(value) and value >= 0):
+        raise ValueError(f"{what} must be a finite number >= 0, got {value}")
+    return float(value)
 
 
 def to_input_examples(dataset: Dataset) -> list:

@@ -28,13 +28,13 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
 import numpy as np
 from datasets import Dataset
 
-from st_debias.data.io.corpus import check_sequence, clean_sentences
+from st_debias.data.io.corpus import clean_sentences, sentence_list
 from st_debias.data.io.report import BuildReport
 from st_debias.data.minimal_pairs.edits import NEGATIVE_EDITS, Declined
 from st_debias.data.negation.negator import Negator, negation_count
@@ -213,13 +213,17 @@ class MinimalPairBuilder:
                 )
         return positives
 
-    def build(self, sentences: Sequence[object]) -> Dataset:
+    def build(self, sentences: Iterable[object], column: str | None = None) -> Dataset:
         """Rows ``anchor, positive, negative`` (one per usable sentence, in input order).
+
+        Args:
+            sentences: any iterable of strings, a ``datasets`` column, or a ``Dataset`` (with ``column``).
+            column: the text column when ``sentences`` is a ``Dataset``.
 
         Raises:
             ValueError: non-string input or no sentence at all.
         """
-        check_sequence(sentences)
+        sentences = sentence_list(sentences, column)
         t_start = time.perf_counter()
         report = BuildReport(builder=self.name, inputs=len(sentences))
         cleaned = clean_sentences(sentences)

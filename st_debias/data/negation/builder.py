@@ -1,7 +1,8 @@
 """OssCSE augmentation rows (Shi et al., EMNLP 2023, §4 steps 1–2): (anchor, paraphrase, negation).
 
 * negation: :class:`st_debias.data.negation.negator.Negator` (dependency-parse ROOT rules);
-* paraphrase: candidates of pluggable generators (default: offline chained word edits, see
+* paraphrase: candidates of pluggable generators (default: the recipes' choice,
+  :class:`st_debias.data.paraphrase.syntactic.SyntacticParaphraser`; chained word edits via
   :func:`st_debias.data.paraphrase.edits.default_paraphrase_generators`; a back-translation model via
   :class:`st_debias.data.paraphrase.seq2seq.Seq2SeqGenerator` when you have a model hub), kept when the
   word-level MER to the anchor is in ``mer_range`` (paper: [0.15, 0.6]). Among the kept candidates one
@@ -15,14 +16,14 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Literal
 
 import numpy as np
 from datasets import Dataset
 
 from st_debias.data.generators import CandidateGenerator, candidate_pools
-from st_debias.data.io.corpus import check_sequence, clean_sentences
+from st_debias.data.io.corpus import clean_sentences, sentence_list
 from st_debias.data.io.report import BuildReport
 from st_debias.data.negation.negator import Negator
 from st_debias.data.text import lexical_overlap, match_error_rate
@@ -33,7 +34,9 @@ class OssCSEBuilder:
 
     Args:
         negator: a :class:`Negator` (default: ``Negator()`` with the default spaCy model setting).
-        paraphrase_generators: paraphrase candidate generators (default: offline chained edits).
+        paraphrase_generators: paraphrase candidate generators (default: ``[SyntacticParaphraser]`` with the
+            negator's spaCy model and ``mer_range`` as its window, as in the recipes; see
+            :func:`st_debias.data.builders.candidate_generators` for the named alternatives).
         mer_range: admissible word-level MER between anchor and paraphrase (paper: [0.15, 0.6]).
         on_missing_paraphrase: ``"skip"`` (counted as ``no_paraphrase_in_mer_range``) or ``"anchor"``
             (the anchor stands in as its own paraphrase, i.e. the SimCSE dropout view; counted in
@@ -61,11 +64,11 @@ class OssCSEBuilder:
             raise ValueError(f"mer_range must satisfy 0 <= low <= high <= 1, got {mer_range}")
         if on_missing_paraphrase not in ("skip", "anchor"):
             raise ValueError(f"on_missing_paraphrase must be 'skip' or 'anchor', got {on_missing_paraphrase!r}")
-        if paraphrase_generators is None:
-            from st_debias.data.paraphrase.edits import default_paraphrase_generators
-
-            paraphrase_generators = default_paraphrase_generators()
         self.negator = negator or Negator()
+        if paraphrase_generators is None:
+            from st_debias.data.paraphrase.syntactic import SyntacticParaphraser
+
+            paraphrase_generators = [SyntacticParaphraser(self.negator.model, mer_window=mer_range)]
         self.paraphrase_generators = list(paraphrase_generators)
         self.mer_range = mer_range
         self.on_missing_paraphrase = on_missing_paraphrase
@@ -73,13 +76,17 @@ class OssCSEBuilder:
         self.show_progress_bar = show_progress_bar
         self.report = BuildReport(builder=self.name)
 
-    def build(self, sentences: Sequence[object]) -> Dataset:
+    def build(self, sentences: Iterable[object], *, column: str | None = None) -> Dataset:
         """Rows for every sentence that could be negated and paraphrased.
 
+        Args:
+            sentences: any iterable of strings (list, generator, ``dataset["text"]``) or a ``datasets.Dataset``.
+            column: the sentence column when ``sentences`` is a ``Dataset`` (optional if it has one column).
+
         Raises:
-            ValueError: non-string input or no sentence at all.
+            ValueError: a single string, non-string items, or no sentence at all.
         """
-        check_sequence(sentences)
+        sentences = sentence_list(sentences, column)
         t_start = time.perf_counter()
         report = BuildReport(builder=self.name, inputs=len(sentences))
         cleaned = clean_sentences(sentences)

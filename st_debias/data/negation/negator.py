@@ -32,9 +32,9 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, overload
 
 from st_debias.data.generators import Candidate, CandidateGenerator
 from st_debias.data.lexicon import safe_antonym
@@ -140,8 +140,10 @@ class Negator:
         nlp: a loaded spaCy ``Language`` to reuse.
 
     Example:
-        >>> Negator("en_core_web_sm").negate(["My dog likes eating sausage."])[0].text  # doctest: +SKIP
+        >>> Negator("en_core_web_sm").negate("My dog likes eating sausage.").text  # doctest: +SKIP
         'My dog does not like eating sausage.'
+        >>> [r.rule for r in Negator().negate(["It rains.", "Go home."])]  # doctest: +SKIP
+        ['do_vbz', 'imperative']
     """
 
     PIPES = ("tok2vec", "tagger", "parser")
@@ -187,12 +189,24 @@ class Negator:
                 raise ValueError(f"spaCy model {self.model!r} lacks the pipes {missing} the negator needs.")
         return self._nlp
 
-    def negate(self, sentences: Sequence[str], *, show_progress_bar: bool = False) -> list[NegationResult]:
-        """One :class:`NegationResult` per sentence, in order; :attr:`rules` counts rules and skips.
+    @overload
+    def negate(self, sentences: str, *, show_progress_bar: bool = False) -> NegationResult: ...
+
+    @overload
+    def negate(self, sentences: Iterable[str], *, show_progress_bar: bool = False) -> list[NegationResult]: ...
+
+    def negate(
+        self, sentences: str | Iterable[str], *, show_progress_bar: bool = False
+    ) -> NegationResult | list[NegationResult]:
+        """Negate one sentence (a string: one :class:`NegationResult`) or many (any iterable of strings: one
+        result per sentence, in order); :attr:`rules` counts rules and skips.
 
         Raises:
             ValueError: a non-string item.
         """
+        if isinstance(sentences, str):
+            return self.negate([sentences], show_progress_bar=show_progress_bar)[0]
+        sentences = list(sentences)
         for position, item in enumerate(sentences):
             if not isinstance(item, str):
                 raise ValueError(f"Sentence at position {position} is {type(item).__name__}, not str.")

@@ -3,11 +3,14 @@ hence the test negative range)."""
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pytest
 
+from st_debias.data.builders import merge_builds
 from st_debias.data.io.embeddings import encode_corpus
-from st_debias.data.ipw.builder import IPWBuilder, merge_shards, sample_negatives, to_input_examples
+from st_debias.data.ipw.builder import IPWBuilder, sample_negatives, to_input_examples
 from st_debias.data.ipw.propensity import negative_probabilities, pairwise_word_edit
 from st_debias.data.paraphrase.edits import WordDeletion, WordNetSynonym
 from st_debias.data.text import lexical_overlap
@@ -68,7 +71,7 @@ def test_shards_merge_to_the_unsharded_build(built, session_tiny_model, cache_di
     for index in range(3):
         builder = _builder(session_tiny_model, cache_dir)
         parts.append((builder.build(sentences, shard=(index, 3)), builder.report))
-    merged, report = merge_shards(parts)
+    merged, report = merge_builds(parts)
     assert merged.to_dict() == dataset.to_dict()
     assert report.inputs == 150 and report.rows == len(dataset)
     full = built[0].report.statistics
@@ -162,3 +165,17 @@ def test_missing_positive_fallback(session_tiny_model, cache_dir, wiki):
     rows = fallback.build(wiki[:40])
     assert len(rows) > 0 and all(r["anchor"] == r["positive"] for r in rows)
     assert fallback.report.statistics["positive_fallbacks"] == len(rows)
+
+
+def test_embedding_cache_follows_the_weights_not_the_path(tmp_path, wiki):
+    """Failure mode: a model retrained into the same folder read its predecessor's cached embeddings, because
+    a path was cached under its name ("path:<folder>") rather than its weights."""
+    from tests.conftest import build_tiny_model_dir
+
+    folder = tmp_path / "guide"
+    build_tiny_model_dir(folder, seed=0)
+    first = encode_corpus(wiki[:8], str(folder), cache_dir=tmp_path / "cache", show_progress_bar=False)
+    shutil.rmtree(folder)
+    build_tiny_model_dir(folder, seed=1)
+    second = encode_corpus(wiki[:8], str(folder), cache_dir=tmp_path / "cache", show_progress_bar=False)
+    assert not np.allclose(first, second)

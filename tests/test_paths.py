@@ -1,0 +1,73 @@
+"""The one model loader: local folders are checked first and every error names the path."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from st_debias.paths import InvalidModelError, check_model_folder, ensure_model, load_model
+
+
+@pytest.fixture(scope="module")
+def saved_model(tiny_bert_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny random BERT saved as a full SentenceTransformer folder (modules.json, model.safetensors, ...)."""
+    from tests.conftest import load_tiny_model
+
+    folder = tmp_path_factory.mktemp("saved") / "model"
+    load_tiny_model(tiny_bert_dir).save_pretrained(str(folder))
+    return folder
+
+
+def _copy(saved_model: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(saved_model, tmp_path / "copy"))
+
+
+def test_good_folder_loads(saved_model):
+    model = load_model(saved_model, device="cpu")
+    assert model.encode(["The cat sleeps."]).shape == (1, 128)
+    assert ensure_model(model) is model
+
+
+def test_file_instead_of_folder_is_named(saved_model):
+    """Failure mode: a weights file passed as the model gave a NotADirectoryError traceback from deep inside."""
+    weights = saved_model / "model.safetensors"
+    with pytest.raises(InvalidModelError, match=rf"{weights.resolve()} is a file, not a folder"):
+        load_model(weights)
+
+
+def test_empty_folder_is_named(tmp_path):
+    """Failure mode: an empty folder gave "Unrecognized model ... should have a `model_type` key"."""
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InvalidModelError, match=rf"{tmp_path / 'empty'} is empty"):
+        load_model(tmp_path / "empty")
+
+
+def test_missing_weights_are_named(saved_model, tmp_path):
+    """Failure mode: a folder without its weights file failed with a traceback that did not say what was missing."""
+    copy = _copy(saved_model, tmp_path)
+    (copy / "model.safetensors").unlink()
+    with pytest.raises(InvalidModelError, match=rf"{copy} is missing a weights file \(model.safetensors"):
+        load_model(copy)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "random bytes"])
+def test_broken_weights_are_named(saved_model, tmp_path, damage):
+    """Failure mode: truncated or overwritten weights gave ``SafetensorError: Error while deserializing header``
+    with no path."""
+    copy = _copy(saved_model, tmp_path)
+    weights = copy / "model.safetensors"
+    content = weights.read_bytes()
+    weights.write_bytes(content[: len(content) // 2] if damage == "truncated" else os.urandom(len(content)))
+    with pytest.raises(InvalidModelError, match=rf"{copy}: weights file model.safetensors is unreadable"):
+        load_model(copy)
+    with pytest.raises(InvalidModelError, match="truncated or not a safetensors file"):
+        check_model_folder(copy)
+
+
+def test_missing_path_offline_is_named(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(FileNotFoundError, match="not-there"):
+        load_model(tmp_path / "not-there")
