@@ -68,6 +68,9 @@ def train_and_record(
     from st_debias.recipes import train_recipe
 
     start = time.perf_counter()
-    result = train_recipe(recipe, model=model, output_dir=work_dir, evaluate=evaluate, show_progress_bar=not quiet,
-                          **train_options)
+    # No reusable result: a leftover run folder is from an interrupted or stale attempt, so it is replaced.
+    result = train_recipe(
+        recipe, model=model, output_dir=work_dir, evaluate=evaluate, show_progress_bar=not quiet, overwrite=True,
+        **train_options,
+    )
     return write_result(target, entry(result, round(time.perf_counter() - start, 1)), current)

@@ -14,7 +14,11 @@ choices: ``syntactic`` for negation rows, DebCSE's word ``edits`` for ipw rows.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
+import shutil
+import sys
 from pathlib import Path
 
 from st_debias.data.generators import GENERATOR_CHOICES
@@ -47,17 +51,55 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def _save(rows, report, output: str) -> None:
+    """Write the dataset under a temporary name, then rename it and the report into place (crash-safe)."""
+    from st_debias.files import atomic_write_text
+
     folder = Path(output)
-    folder.mkdir(parents=True, exist_ok=True)
-    rows.save_to_disk(str(folder / "dataset"))
-    (folder / "report.json").write_text(report.to_json())
+    staging = folder / ".dataset.partial"
+    shutil.rmtree(staging, ignore_errors=True)
+    rows.save_to_disk(str(staging))
+    if (folder / "dataset").exists():
+        shutil.rmtree(folder / "dataset")
+    os.replace(staging, folder / "dataset")
+    atomic_write_text(folder / "report.json", report.to_json())
     print(f"{len(rows)} rows -> {folder / 'dataset'}; report -> {folder / 'report.json'}")
     print(json.dumps({"skipped": dict(report.skipped), "statistics": report.statistics}, indent=2))
 
 
 def run(args: argparse.Namespace) -> int:
+    """Build (or merge) rows and save them; 2 on bad input or an unwritable --output, 1 when no row was built."""
+    from st_debias.files import check_writable_folder
+
     if not args.input:
         raise SystemExit("--input is required")
+    try:
+        check_writable_folder(args.output)
+        rows, report = _build(args)
+    except (FileNotFoundError, ValueError, OSError) as error:  # UnicodeDecodeError is a ValueError
+        print(f"st-debias build: error: {' '.join(args.input)}: {error}", file=sys.stderr)
+        _remove_if_empty(args.output)
+        return 2
+    if len(rows) == 0:
+        skipped = ", ".join(f"{reason}: {count}" for reason, count in sorted(report.skipped.items())) or "none"
+        print(
+            f"st-debias build: error: 0 rows built from {report.inputs} input sentences of {' '.join(args.input)} "
+            f"(skipped by reason: {skipped}); nothing written to {args.output}.",
+            file=sys.stderr,
+        )
+        _remove_if_empty(args.output)
+        return 1
+    _save(rows, report, args.output)
+    return 0
+
+
+def _remove_if_empty(folder: str) -> None:
+    """Remove the output folder the early write check created, when the build failed before writing to it."""
+    with contextlib.suppress(OSError):
+        Path(folder).rmdir()
+
+
+def _build(args: argparse.Namespace):
+    """The rows and the build report that ``args`` asks for."""
     if args.kind == "merge":
         from collections import Counter
 
@@ -72,9 +114,7 @@ def run(args: argparse.Namespace) -> int:
             report = BuildReport(**{k: v for k, v in data.items() if k not in ("skipped", "rules")},
                                  skipped=Counter(data["skipped"]), rules=Counter(data["rules"]))
             parts.append((load_from_disk(str(Path(folder) / "dataset")), report))
-        rows, report = merge_builds(parts)
-        _save(rows, report, args.output)
-        return 0
+        return merge_builds(parts)
     from st_debias.data.io.corpus import read_sentences
 
     sentences = read_sentences(args.input[0], limit=args.limit)
@@ -99,5 +139,4 @@ def run(args: argparse.Namespace) -> int:
             sentences, paraphrases=args.generator or DEFAULT_PARAPHRASES, return_report=True,
             negator=Negator(args.spacy_model), seed=args.seed, show_progress_bar=True,
         )
-    _save(rows, report, args.output)
-    return 0
+    return rows, report

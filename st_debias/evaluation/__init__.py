@@ -3,6 +3,8 @@
 Protocol: docs/evaluation.md. Entry points:
 
 * :func:`evaluate_model` — one model → one ``results.json`` entry (STS-7, bias probes, optional MTEB).
+* :func:`evaluate_or_reuse` — the same, or a packaged/cached entry with the same weights, data and settings.
+* :mod:`~st_debias.evaluation.mteb_tasks` — the STS-7 and the bias probes as MTEB tasks.
 * :func:`sts_dev_evaluator` — STS-B dev ``EmbeddingSimilarityEvaluator`` for checkpoint selection.
 * :func:`write_report` / :func:`compare_table` — Markdown + PNG report, before/after table.
 """
@@ -11,46 +13,63 @@ from __future__ import annotations
 
 from st_debias.evaluation.bias import (
     ContOppnSplit,
-    NegationPairs,
+    WordOrderPairs,
     alignment_uniformity,
     cont_oppn_scores,
     cont_oppn_split,
+    negation_probe,
+    shuffle_word_order,
+    training_pair_statistics,
+    word_order_probe,
+)
+from st_debias.evaluation.bias_data import (
+    CorpusSlice,
+    NegationPairs,
     load_negation_pairs,
     load_pair_rows,
-    negation_probe,
-    training_pair_statistics,
+    load_word_order_sentences,
 )
 from st_debias.evaluation.embeddings import EmbeddingCache, model_fingerprint
-from st_debias.evaluation.evaluate import evaluate_model
+from st_debias.evaluation.evaluate import QUICK_STS_TASKS, evaluate_model
 from st_debias.evaluation.mteb_tasks import local_task, mteb_tasks, run_mteb
 from st_debias.evaluation.report import compare_table, write_report, write_results
+from st_debias.evaluation.reuse import EvaluationKey, evaluate_or_reuse, evaluation_key
 from st_debias.evaluation.sts import STSSuite, spearman_x100, sts_dev_evaluator
 from st_debias.evaluation.sts_data import STS_TASKS, STSData, load_sts, load_sts_file
 
 __all__ = [
+    "QUICK_STS_TASKS",
     "STS_TASKS",
     "ContOppnSplit",
+    "CorpusSlice",
     "EmbeddingCache",
+    "EvaluationKey",
     "NegationPairs",
     "STSData",
     "STSSuite",
+    "WordOrderPairs",
     "alignment_uniformity",
     "compare_table",
     "cont_oppn_scores",
     "cont_oppn_split",
     "evaluate_model",
+    "evaluate_or_reuse",
+    "evaluation_key",
     "load_negation_pairs",
     "load_pair_rows",
     "load_sts",
     "load_sts_file",
+    "load_word_order_sentences",
     "local_task",
     "model_fingerprint",
     "mteb_tasks",
     "negation_probe",
     "run_mteb",
+    "shuffle_word_order",
     "spearman_x100",
     "sts_dev_evaluator",
     "training_pair_statistics",
+    "word_order_probe",
     "write_report",
     "write_results",
 ]

@@ -1,13 +1,18 @@
-"""Surface-structure bias probes: OssCSE Cont/Oppn splits, negation probe, alignment/uniformity, pair statistics.
+"""Surface-structure bias probes (the maths; files are read by :mod:`st_debias.evaluation.bias_data`).
 
 * Cont/Oppn (OssCSE §3.3, docs/evaluation.md): on a dataset whose median gold score lies in [2, 3.5], a pair is
   *Cont* (surface and meaning agree) when (score > median score and MER < median MER) or (score <
   median score and MER > median MER), otherwise *Oppn*. Pairs exactly on a median go to Oppn, as the
   rule is written. MER is :func:`st_debias.data.text.match_error_rate` (lower-cased words, punctuation
-  removed). A model that leans on lexical overlap does well on Cont and badly on Oppn.
+  removed). A model that leans on lexical overlap does well on Cont and badly on Oppn. Oppn is further
+  reported per side: *high overlap, low score* (MER < median, score < median: the trap of a model that
+  trusts shared words) and *low overlap, high score* (MER > median, score > median: paraphrases in other
+  words); pairs on a median belong to neither side.
 * Negation probe: cosine of a sentence with its human-written negation (CANNOT); a model that ignores
   negation puts them close. Mean cosine, share above 0.8 and, where a paraphrase column exists, how
   often the negation outranks the paraphrase.
+* Word-order probe: cosine of a sentence with the same words in a seeded random order; a bag-of-words
+  model puts them close. Mean cosine and share above 0.9 (lower is better for both).
 * Alignment and uniformity (Wang & Isola 2020) on STS-B test, as in Focal-InfoNCE Table 3 and DebCSE
   Table 5.
 * Training-pair statistics (DebCSE Tables 1 and 4): lexical overlap and guide-model cosine of
@@ -16,32 +21,44 @@
 
 from __future__ import annotations
 
-import csv
-import os
+import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from st_debias.data.text import lexical_overlap, match_error_rate
+from st_debias.evaluation.bias_data import NegationPairs
 from st_debias.evaluation.embeddings import EmbeddingCache
 from st_debias.evaluation.sts import spearman_x100
 from st_debias.evaluation.sts_data import STSData
-from st_debias.paths import DATA_ENV, DataNotFoundError, data_file
 
 #: OssCSE's eligibility window for the median gold score of a dataset.
 MEDIAN_SCORE_RANGE: tuple[float, float] = (2.0, 3.5)
 
-#: The CANNOT probe files in the default order: sorted by file name. With the first 3,000 pairs this is
-#: glue_diagnostic (154), nan_nli (117), wikifactcheck_english_0 (904), and the first 1,825 of
-#: wikifactcheck_english_1 — the order that reproduces docs/evaluation.md (mean cosine 0.86, 75.5 % > 0.8).
-CANNOT_DIR = "probes/cannot"
-DEFAULT_NEGATION_PAIRS = 3000
-
-#: Fixed histogram edges for negation cosines (width 0.02 over [-1, 1]), stored in results.json.
+#: Fixed histogram edges for probe cosines (width 0.02 over [-1, 1]), stored in results.json.
 HISTOGRAM_EDGES = np.round(np.linspace(-1.0, 1.0, 101), 6)
+
+#: The two sides of the Oppn split, in report order.
+OPPN_SIDES = ("high_overlap_low_score", "low_overlap_high_score")
+
+#: Word-order probe defaults: sentences with fewer words are skipped; the seed of every shuffle.
+WORD_ORDER_MIN_WORDS = 4
+WORD_ORDER_SEED = 0
+WORD_ORDER_THRESHOLD = 0.9
+
+
+def cosine_summary(cosines: np.ndarray, threshold: float) -> dict[str, Any]:
+    """Pair count, mean cosine, share above ``threshold`` and a histogram on :data:`HISTOGRAM_EDGES`."""
+    counts, _ = np.histogram(np.clip(cosines, -1.0, 1.0), bins=HISTOGRAM_EDGES)
+    return {
+        "pairs": int(cosines.size),
+        "mean_cosine": float(cosines.mean()),
+        "threshold": threshold,
+        "share_above": float((cosines > threshold).mean()),
+        "histogram": {"edges": HISTOGRAM_EDGES.tolist(), "counts": counts.tolist()},
+    }
 
 
 # --------------------------------------------------------------------------------------------------
@@ -51,7 +68,7 @@ HISTOGRAM_EDGES = np.round(np.linspace(-1.0, 1.0, 101), 6)
 
 @dataclass(frozen=True)
 class ContOppnSplit:
-    """OssCSE's Cont/Oppn partition of one dataset.
+    """OssCSE's Cont/Oppn partition of one dataset, with the two sides of Oppn.
 
     Attributes:
         median_score: median gold score.
@@ -59,6 +76,8 @@ class ContOppnSplit:
         eligible: median score inside :data:`MEDIAN_SCORE_RANGE`.
         cont: indices of Cont pairs.
         oppn: indices of Oppn pairs.
+        high_overlap_low_score: Oppn pairs with MER < median MER and score < median score.
+        low_overlap_high_score: Oppn pairs with MER > median MER and score > median score.
     """
 
     median_score: float
@@ -66,6 +85,8 @@ class ContOppnSplit:
     eligible: bool
     cont: np.ndarray = field(repr=False)
     oppn: np.ndarray = field(repr=False)
+    high_overlap_low_score: np.ndarray = field(repr=False)
+    low_overlap_high_score: np.ndarray = field(repr=False)
 
 
 def cont_oppn_split(
@@ -74,7 +95,7 @@ def cont_oppn_split(
     scores: Sequence[float],
     score_range: tuple[float, float] = MEDIAN_SCORE_RANGE,
 ) -> ContOppnSplit:
-    """Split pairs into OssCSE's Cont and Oppn sets (module docstring has the rule).
+    """Split pairs into OssCSE's Cont and Oppn sets and the two sides of Oppn (module docstring has the rule).
 
     Raises:
         ValueError: lengths differ or there are no pairs.
@@ -92,13 +113,27 @@ def cont_oppn_split(
         eligible=score_range[0] <= median_score <= score_range[1],
         cont=np.flatnonzero(cont_mask),
         oppn=np.flatnonzero(~cont_mask),
+        high_overlap_low_score=np.flatnonzero((mer < median_mer) & (gold < median_score)),
+        low_overlap_high_score=np.flatnonzero((mer > median_mer) & (gold > median_score)),
     )
+
+
+def _spearman_or_none(cosines: np.ndarray, gold: np.ndarray) -> float | None:
+    """Spearman ×100, or None where it is undefined (fewer than 2 pairs, or constant cosines or gold)."""
+    if cosines.size < 2 or np.ptp(gold) == 0 or np.ptp(cosines) == 0:
+        return None
+    return spearman_x100(cosines, gold)
 
 
 def cont_oppn_scores(
     data: STSData, cosines: np.ndarray, split: ContOppnSplit | None = None
 ) -> dict[str, Any]:
-    """Spearman ×100 on the Cont and Oppn pairs of one dataset (null scores when it is not eligible)."""
+    """Spearman ×100 on the Cont and Oppn pairs of one dataset (null scores when it is not eligible).
+
+    ``oppn_sides`` gives, for each side of Oppn (:data:`OPPN_SIDES`), its pair count, Spearman ×100 (null
+    when the set is not eligible or the correlation is undefined) and mean cosine; ``on_median`` counts
+    the Oppn pairs that sit on a median and so belong to neither side.
+    """
     split = split or cont_oppn_split(data.sentences1, data.sentences2, data.scores)
     gold = np.asarray(data.scores, dtype=np.float64)
     out: dict[str, Any] = {
@@ -112,100 +147,111 @@ def cont_oppn_scores(
         for key, index in (("cont", split.cont), ("oppn", split.oppn)):
             if index.size >= 2:
                 out[key]["spearman"] = spearman_x100(cosines[index], gold[index])
+    sides: dict[str, Any] = {}
+    for side in OPPN_SIDES:
+        index = getattr(split, side)
+        sides[side] = {
+            "pairs": int(index.size),
+            "spearman": _spearman_or_none(cosines[index], gold[index]) if split.eligible else None,
+            "mean_cosine": float(cosines[index].mean()) if index.size else None,
+        }
+    sides["on_median"] = int(split.oppn.size - sum(sides[side]["pairs"] for side in OPPN_SIDES))
+    out["oppn_sides"] = sides
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# Word-order probe
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WordOrderPairs:
+    """Sentences and the same words shuffled, with the counts of sentences left out.
+
+    Attributes:
+        sentences: the kept sentences.
+        shuffled: each sentence's words (split on whitespace, punctuation stays attached) in a new order.
+        skipped_short: sentences with fewer than ``min_words`` words.
+        skipped_unchanged: sentences no shuffle could change (e.g. repeated words), after 10 tries.
+        seed: shuffle seed; sentence ``s`` is shuffled by ``random.Random(f"{seed}:{s}")``.
+        min_words: the length cut-off.
+    """
+
+    sentences: list[str]
+    shuffled: list[str]
+    skipped_short: int
+    skipped_unchanged: int
+    seed: int
+    min_words: int
+
+    def __len__(self) -> int:
+        return len(self.sentences)
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-ready description of how the pairs were made."""
+        return {
+            "pairs": len(self),
+            "skipped_short": self.skipped_short,
+            "skipped_unchanged": self.skipped_unchanged,
+            "seed": self.seed,
+            "min_words": self.min_words,
+            "shuffle": "whitespace words, random.Random(f'{seed}:{sentence}').shuffle, retried until changed",
+        }
+
+
+def shuffle_word_order(
+    sentences: Iterable[str], seed: int = WORD_ORDER_SEED, min_words: int = WORD_ORDER_MIN_WORDS
+) -> WordOrderPairs:
+    """Pair each sentence with its words shuffled; deterministic per sentence (independent of the others).
+
+    Raises:
+        ValueError: ``min_words`` < 2 (a one-word sentence has no order to change).
+    """
+    if min_words < 2:
+        raise ValueError(f"min_words must be ≥ 2, got {min_words}")
+    kept, shuffled = [], []
+    short = unchanged = 0
+    for sentence in sentences:
+        words = sentence.split()
+        if len(words) < min_words:
+            short += 1
+            continue
+        rng = random.Random(f"{seed}:{sentence}")
+        for _ in range(10):
+            order = words.copy()
+            rng.shuffle(order)
+            if order != words:
+                kept.append(sentence)
+                shuffled.append(" ".join(order))
+                break
+        else:
+            unchanged += 1
+    return WordOrderPairs(kept, shuffled, short, unchanged, seed, min_words)
+
+
+def word_order_probe(
+    cache: EmbeddingCache, pairs: WordOrderPairs, threshold: float = WORD_ORDER_THRESHOLD
+) -> dict[str, Any]:
+    """Cosine of each sentence with its shuffled words: mean, share above ``threshold``, histogram, skips.
+
+    Raises:
+        ValueError: no pairs (every sentence was skipped).
+    """
+    if len(pairs) == 0:
+        raise ValueError(
+            f"word_order_probe got no pairs ({pairs.skipped_short} sentences shorter than {pairs.min_words} "
+            f"words, {pairs.skipped_unchanged} that no shuffle changed)"
+        )
+    out = cosine_summary(cache.cosine(pairs.sentences, pairs.shuffled), threshold)
+    out["skipped_short"] = pairs.skipped_short
+    out["skipped_unchanged"] = pairs.skipped_unchanged
     return out
 
 
 # --------------------------------------------------------------------------------------------------
 # Negation probe
 # --------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class NegationPairs:
-    """Sentence / negation pairs (and optional paraphrases) with their provenance."""
-
-    sentences: list[str]
-    negations: list[str]
-    paraphrases: list[str | None]
-    source: str
-    files: dict[str, int]
-
-    def __len__(self) -> int:
-        return len(self.sentences)
-
-    def describe(self) -> dict[str, Any]:
-        """JSON-ready provenance: folder, pairs taken from each file (in order), total."""
-        return {
-            "source": self.source,
-            "order": "files sorted by name, rows in file order, first N pairs",
-            "files": self.files,
-            "pairs": len(self),
-            "paraphrase_pairs": sum(p is not None for p in self.paraphrases),
-        }
-
-
-def read_negation_tsv(path: str | os.PathLike[str]) -> list[tuple[str, str, str | None]]:
-    """Rows ``(sentence, negated, paraphrase|None)`` of a CANNOT-style TSV with a header.
-
-    Read with ``csv.QUOTE_NONE`` (sentences contain bare double quotes). Columns by header name:
-    ``sentence``, ``negated``, and optionally ``paraphrase``.
-
-    Raises:
-        ValueError: the header lacks ``sentence`` or ``negated``.
-    """
-    with open(path, encoding="utf-8", newline="") as handle:
-        reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
-        header = next(reader, None)
-        if header is None or "sentence" not in header or "negated" not in header:
-            raise ValueError(f"{path}: header must name 'sentence' and 'negated' columns, got {header}")
-        i_s, i_n = header.index("sentence"), header.index("negated")
-        i_p = header.index("paraphrase") if "paraphrase" in header else None
-        rows = []
-        for row in reader:
-            if len(row) <= max(i_s, i_n) or not row[i_s] or not row[i_n]:
-                continue
-            para = row[i_p] if i_p is not None and len(row) > i_p and row[i_p] else None
-            rows.append((row[i_s], row[i_n], para))
-    return rows
-
-
-def load_negation_pairs(
-    data_dir: str | os.PathLike[str] | None = None,
-    limit: int | None = DEFAULT_NEGATION_PAIRS,
-    folder: str | os.PathLike[str] | None = None,
-) -> NegationPairs:
-    """The CANNOT negation probe: ``*.tsv`` files of ``probes/cannot`` sorted by name, first ``limit`` pairs.
-
-    Args:
-        data_dir: data folder (default ``$ST_DEBIAS_DATA``).
-        limit: number of pairs (None = all 15,241). The default 3,000 is the probe of docs/evaluation.md.
-        folder: a folder of TSV files to use instead of ``<data_dir>/probes/cannot``.
-
-    Raises:
-        DataNotFoundError: the folder is missing or holds no ``.tsv`` file.
-    """
-    root = Path(folder) if folder is not None else data_file(CANNOT_DIR, data_dir)
-    files = sorted(root.glob("*.tsv"))
-    if not files:
-        raise DataNotFoundError(
-            f"No .tsv negation files in {root.resolve()}. Set {DATA_ENV} to a folder holding {CANNOT_DIR}/."
-        )
-    sentences: list[str] = []
-    negations: list[str] = []
-    paraphrases: list[str | None] = []
-    taken: dict[str, int] = {}
-    for path in files:
-        if limit is not None and len(sentences) >= limit:
-            break
-        rows = read_negation_tsv(path)
-        if limit is not None:
-            rows = rows[: limit - len(sentences)]
-        taken[path.name] = len(rows)
-        for sentence, negation, paraphrase in rows:
-            sentences.append(sentence)
-            negations.append(negation)
-            paraphrases.append(paraphrase)
-    return NegationPairs(sentences, negations, paraphrases, str(root.resolve()), taken)
 
 
 def negation_probe(cache: EmbeddingCache, pairs: NegationPairs, threshold: float = 0.8) -> dict[str, Any]:
@@ -217,16 +263,9 @@ def negation_probe(cache: EmbeddingCache, pairs: NegationPairs, threshold: float
     if len(pairs) == 0:
         raise ValueError("negation_probe got no pairs")
     cos = cache.cosine(pairs.sentences, pairs.negations)
-    counts, _ = np.histogram(np.clip(cos, -1.0, 1.0), bins=HISTOGRAM_EDGES)
-    out: dict[str, Any] = {
-        "pairs": len(pairs),
-        "mean_cosine": float(cos.mean()),
-        "threshold": threshold,
-        "share_above": float((cos > threshold).mean()),
-        "histogram": {"edges": HISTOGRAM_EDGES.tolist(), "counts": counts.tolist()},
-        "paraphrase_pairs": 0,
-        "negation_outranks_paraphrase": None,
-    }
+    out = cosine_summary(cos, threshold)
+    out["paraphrase_pairs"] = 0
+    out["negation_outranks_paraphrase"] = None
     with_para = [i for i, p in enumerate(pairs.paraphrases) if p is not None]
     if with_para:
         para_cos = cache.cosine(
@@ -276,67 +315,6 @@ def alignment_uniformity(
 # --------------------------------------------------------------------------------------------------
 # Training-pair statistics
 # --------------------------------------------------------------------------------------------------
-
-
-#: Fields of a .jsonl training-pair file that are bookkeeping, not text columns.
-PAIR_METADATA_FIELDS = frozenset(
-    {"dataset", "split", "subset", "genre", "source", "id", "pair_id", "label", "year"}
-)
-
-
-def load_pair_rows(
-    path: str | os.PathLike[str], limit: int | None = None, columns: Sequence[str] | None = None
-) -> list[list[str]]:
-    """Rows of a training-pair file: ``.jsonl``, ``.csv`` (quoted, header) or ``.tsv`` (header, ``QUOTE_NONE``).
-
-    Column 0 is the anchor, 1 the positive, the rest negatives. ``columns`` names them explicitly (header or
-    JSON field names); otherwise a ``.jsonl`` row uses its string fields in order minus
-    :data:`PAIR_METADATA_FIELDS` (so ``{"dataset", "split", "sent0", "sent1", "hard_neg"}`` gives
-    sent0/sent1/hard_neg) and a ``.csv``/``.tsv`` row uses every column.
-
-    Raises:
-        DataNotFoundError: the file does not exist.
-        ValueError: unknown extension, or a named column is missing.
-    """
-    import json
-
-    path = Path(path)
-    if not path.is_file():
-        raise DataNotFoundError(f"Training-pair file {path.resolve()} does not exist")
-    rows: list[list[str]] = []
-    with path.open(encoding="utf-8", newline="") as handle:
-        if path.suffix == ".jsonl":
-            for line_number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                record = json.loads(line)
-                if columns is not None:
-                    missing = [c for c in columns if c not in record]
-                    if missing:
-                        raise ValueError(f"{path}:{line_number}: no field(s) {missing}")
-                    rows.append([record[c] for c in columns])
-                else:
-                    rows.append(
-                        [v for k, v in record.items() if isinstance(v, str) and k not in PAIR_METADATA_FIELDS]
-                    )
-        elif path.suffix in (".csv", ".tsv"):
-            if path.suffix == ".csv":
-                reader = csv.reader(handle)
-            else:
-                reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
-            header = next(reader, None) or []
-            index = list(range(len(header)))
-            if columns is not None:
-                missing = [c for c in columns if c not in header]
-                if missing:
-                    raise ValueError(f"{path}: header {header} has no column(s) {missing}")
-                index = [header.index(c) for c in columns]
-            rows = [[row[i] for i in index if i < len(row)] for row in reader if row]
-        else:
-            raise ValueError(f"{path}: training-pair files must be .jsonl, .csv or .tsv")
-        if limit is not None:
-            rows = rows[:limit]
-    return rows
 
 
 def _rows(dataset: Any) -> list[list[str]]:

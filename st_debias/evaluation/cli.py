@@ -11,8 +11,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from st_debias.evaluation.bias import DEFAULT_NEGATION_PAIRS
+from st_debias.evaluation.bias_data import DEFAULT_NEGATION_PAIRS, DEFAULT_WORD_ORDER_LINES
 from st_debias.evaluation.evaluate import TASK_GROUPS
+from st_debias.evaluation.sts_data import STS_TASKS
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -45,10 +46,22 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="CANNOT pairs for the negation probe (files sorted by name, first N; 0 = all)",
     )
     parser.add_argument(
+        "--word-order-lines",
+        type=int,
+        default=DEFAULT_WORD_ORDER_LINES,
+        help="last N lines of corpus/wiki_sentences.txt for the word-order probe (under 4 words: skipped)",
+    )
+    parser.add_argument(
         "--mteb-data",
         choices=("auto", "local", "hub"),
         default="auto",
         help="MTEB task data: local files or the hub (auto: local when a data folder is set or offline)",
+    )
+    parser.add_argument(
+        "--mteb-tasks",
+        default=None,
+        help="comma-separated MTEB tasks for --tasks mteb (default: the STS-7; also e.g. STSBenchmark-Oppn, "
+        "CANNOTNegationPC, WikiWordOrderPC)",
     )
     parser.add_argument(
         "--mteb-cache",
@@ -74,11 +87,13 @@ def run(args: argparse.Namespace) -> int:
     """Evaluate every model, writing results.json after each one, then the report. Returns 0, or 2 on bad input."""
     from st_debias.evaluation.evaluate import _check_tasks, evaluate_model
     from st_debias.evaluation.report import compare_table, write_report, write_results
+    from st_debias.files import check_writable_folder
     from st_debias.paths import DataNotFoundError
 
     try:
         tasks = _check_tasks(args.tasks)
-    except ValueError as error:
+        check_writable_folder(args.output)  # before the models run, not after
+    except (ValueError, OSError) as error:
         print(f"st-debias eval: {error}", file=sys.stderr)
         return 2
     results = []
@@ -92,7 +107,9 @@ def run(args: argparse.Namespace) -> int:
                 batch_size=args.batch_size,
                 show_progress_bar=not args.no_progress,
                 negation_pairs=args.negation_pairs or None,
+                word_order_lines=args.word_order_lines,
                 mteb_data=args.mteb_data,
+                mteb_tasks=args.mteb_tasks.split(",") if args.mteb_tasks else STS_TASKS,
                 mteb_cache_dir=args.mteb_cache,
                 pair_dataset=args.pairs if "bias" in tasks else None,
                 pair_columns=args.pair_columns.split(",") if args.pair_columns else None,

@@ -9,20 +9,31 @@ from collections.abc import Sequence
 from typing import Any
 
 from st_debias.evaluation.bias import (
-    DEFAULT_NEGATION_PAIRS,
     alignment_uniformity,
     cont_oppn_scores,
     cont_oppn_split,
+    negation_probe,
+    shuffle_word_order,
+    training_pair_statistics,
+    word_order_probe,
+)
+from st_debias.evaluation.bias_data import (
+    DEFAULT_NEGATION_PAIRS,
+    DEFAULT_WORD_ORDER_LINES,
     load_negation_pairs,
     load_pair_rows,
-    negation_probe,
-    training_pair_statistics,
+    load_word_order_sentences,
 )
 from st_debias.evaluation.embeddings import EmbeddingCache, load_any_model, model_fingerprint
 from st_debias.evaluation.sts import STSSuite
 from st_debias.evaluation.sts_data import STS_TASKS
+from st_debias.progress import announce, torch_threads
 
 TASK_GROUPS = ("sts", "mteb", "bias")
+
+#: The quick evaluation: STS-B test and SICK-R test (the bias probes keep their full data: STS-B test
+#: Cont/Oppn, alignment/uniformity, 3,000 CANNOT pairs). 13,310 unique sentences instead of 31,835.
+QUICK_STS_TASKS: tuple[str, ...] = ("STSBenchmark", "SICK-R")
 
 
 def _check_tasks(tasks: Sequence[str] | str) -> tuple[str, ...]:
@@ -45,10 +56,13 @@ def evaluate_model(
     *,
     label: str | None = None,
     negation_pairs: int | None = DEFAULT_NEGATION_PAIRS,
+    word_order_lines: int = DEFAULT_WORD_ORDER_LINES,
     mteb_data: str = "auto",
+    mteb_tasks: Sequence[str] = STS_TASKS,
     mteb_cache_dir: str | os.PathLike[str] | None = None,
     pair_dataset: Any | None = None,
     pair_columns: Sequence[str] | None = None,
+    sts_tasks: Sequence[str] = STS_TASKS,
 ) -> dict[str, Any]:
     """Evaluate one model and return its ``results.json`` entry.
 
@@ -65,12 +79,19 @@ def evaluate_model(
         show_progress_bar: tqdm bar while encoding.
         label: name shown in reports (default: the path/name, or the model card's id).
         negation_pairs: CANNOT pairs for the negation probe (default 3,000; None = all).
+        word_order_lines: lines from the end of the Wikipedia corpus for the word-order probe (default
+            1,000; sentences under 4 words are skipped and counted).
         mteb_data: ``auto``, ``local`` or ``hub`` (see :func:`st_debias.evaluation.mteb_tasks.mteb_tasks`).
+        mteb_tasks: MTEB task names for the ``mteb`` group (default: the STS-7; the probe tasks of
+            :mod:`st_debias.evaluation.mteb_probes` run locally too).
         mteb_cache_dir: MTEB result cache; None disables it.
         pair_dataset: optional training set of (anchor, positive, negative…) rows (a ``datasets.Dataset``,
             rows, or a .jsonl/.csv/.tsv path); its lexical overlap and cosine under *this* model (as the
             guide) go to ``bias.training_pairs`` (DebCSE Tables 1 and 4).
         pair_columns: column names of a ``pair_dataset`` file, in (anchor, positive, negatives…) order.
+        sts_tasks: the STS sets to score (default the STS-7 of the protocol). A subset, e.g.
+            :data:`QUICK_STS_TASKS`, is recorded as ``evaluation.sts_tasks`` and its average is not the
+            STS-7 average; the bias probes need ``STSBenchmark`` in it.
 
     Returns:
         ``{"model", "fingerprint", "sts": {task: score, "avg"}, "bias": {...}, "mteb": {...}, "sources":
@@ -78,17 +99,31 @@ def evaluate_model(
         absent. Scores are Spearman ×100.
     """
     groups = _check_tasks(tasks)
+    sts_tasks = tuple(sts_tasks)
+    unknown = sorted(set(sts_tasks) - set(STS_TASKS))
+    if unknown or not sts_tasks:
+        raise ValueError(f"Unknown STS task(s) {unknown or sts_tasks!r}; choose from {list(STS_TASKS)}")
+    if "bias" in groups and "STSBenchmark" not in sts_tasks:
+        raise ValueError(
+            "The bias probes (alignment/uniformity, Cont/Oppn) need STSBenchmark among sts_tasks"
+        )
     start = time.perf_counter()
     st_model, default_label = load_any_model(model)
     label = label or default_label
     timing: dict[str, float] = {"load_model": time.perf_counter() - start}
     entry: dict[str, Any] = {"model": label, "fingerprint": model_fingerprint(st_model)}
+    if sts_tasks != STS_TASKS:
+        entry["evaluation"] = {"sts_tasks": list(sts_tasks), "full": False}
     sources: dict[str, Any] = {}
 
     t0 = time.perf_counter()
     needs_sts_data = "sts" in groups or "bias" in groups
-    suite = STSSuite(STS_TASKS, data_dir) if needs_sts_data else None
-    negations = load_negation_pairs(data_dir, limit=negation_pairs) if "bias" in groups else None
+    suite = STSSuite(sts_tasks, data_dir) if needs_sts_data else None
+    negations = word_order = corpus_slice = None
+    if "bias" in groups:
+        negations = load_negation_pairs(data_dir, limit=negation_pairs)
+        corpus_slice = load_word_order_sentences(data_dir, count=word_order_lines)
+        word_order = shuffle_word_order(corpus_slice.sentences)
     timing["load_data"] = time.perf_counter() - t0
 
     cache = EmbeddingCache(st_model, batch_size=batch_size, show_progress_bar=show_progress_bar)
@@ -98,6 +133,12 @@ def evaluate_model(
         if negations is not None:
             sentences += negations.sentences + negations.negations
             sentences += [p for p in negations.paraphrases if p is not None]
+            sentences += word_order.sentences + word_order.shuffled
+        announce(
+            f"Evaluating {label} on {_describe(groups, negations, sts_tasks)}: {len(dict.fromkeys(sentences)):,} unique "
+            f"sentences (up to {st_model.max_seq_length} tokens, batch {batch_size}, {torch_threads()})…",
+            show_progress_bar,
+        )
         cache.prefetch(sentences)
         timing["encode"] = time.perf_counter() - t0
         cosines = suite.cosines(cache)
@@ -115,9 +156,11 @@ def evaluate_model(
         entry["bias"] = {
             "cont_oppn": cont_oppn,
             "negation": negation_probe(cache, negations),
+            "word_order": word_order_probe(cache, word_order),
             "alignment_uniformity": alignment_uniformity(cache, suite.data["STSBenchmark"]),
         }
         sources["negation"] = negations.describe()
+        sources["word_order"] = {**corpus_slice.describe(), **word_order.describe()}
         sources["alignment_uniformity"] = (
             "STSBenchmark test: alignment over pairs with score > 4, uniformity over unique sentences"
         )
@@ -134,6 +177,7 @@ def evaluate_model(
         t0 = time.perf_counter()
         mteb_result = run_mteb(
             st_model,
+            list(mteb_tasks),
             data=mteb_data,
             data_dir=data_dir,
             label=label,
@@ -151,6 +195,24 @@ def evaluate_model(
     entry["timing_s"] = {k: round(v, 2) for k, v in timing.items()}
     entry["environment"] = _environment()
     return entry
+
+
+def _sts_names(sts_tasks: Sequence[str]) -> str:
+    """``STS12–16, STS-B, SICK-R`` for the full suite, else the sets named one by one, marked quick."""
+    if tuple(sts_tasks) == STS_TASKS:
+        return "STS12–16, STS-B, SICK-R"
+    short = {"STSBenchmark": "STS-B"}
+    return "the quick evaluation set (" + ", ".join(short.get(t, t) for t in sts_tasks) + ")"
+
+
+def _describe(groups: Sequence[str], negations: Any | None, sts_tasks: Sequence[str] = STS_TASKS) -> str:
+    """What the encoding pass is for, in words: ``STS12–16, STS-B, SICK-R and the bias probes (...)``."""
+    parts = [_sts_names(sts_tasks)]
+    if negations is not None:
+        parts.append(
+            f"the bias probes (Cont/Oppn, CANNOT negation {len(negations):,} pairs, word order, alignment/uniformity)"
+        )
+    return " and ".join(parts)
 
 
 def _environment() -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""MTEB's STS tasks through ``mteb.evaluate``: hub data online, the same tasks over local files offline.
+"""MTEB's STS tasks and the bias probes through ``mteb.evaluate``: hub data online, local files offline.
 
 Two data paths, one scoring path:
 
@@ -8,6 +8,11 @@ Two data paths, one scoring path:
   metadata (renamed ``<task>-local``) and a ``load_data`` that reads ``$ST_DEBIAS_DATA/sts/*.jsonl``
   (SentEval text; **SICK-R test = 4,927 pairs**). Scoring is MTEB's ``AbsTaskSTS`` code either way, so
   identical data gives identical scores (tested by feeding the registered task the local rows).
+* The bias probes are MTEB tasks too (:mod:`st_debias.evaluation.mteb_probes`): ``STS13-Cont`` …
+  ``STSBenchmark-Oppn`` and the pair-classification tasks ``CANNOTNegationPC`` and ``WikiWordOrderPC``.
+  Any other MTEB task runs from the hub only; asking for it locally is an error naming the task and folder.
+
+Every source records its real pair count (SICK-R: 4,927 pairs locally, 9,927 on the hub).
 
 Result cache: MTEB keys its cache on the model name and revision it sees. For a model loaded from a
 folder those are not unique per checkpoint, so :func:`run_mteb` sets the name to ``st-debias/<label>``
@@ -22,30 +27,45 @@ import re
 from pathlib import Path
 from typing import Any
 
-from st_debias.evaluation.embeddings import model_fingerprint
+from st_debias.evaluation.embeddings import load_any_model, model_fingerprint
+from st_debias.evaluation.mteb_probes import PROBE_TASKS, probe_task
 from st_debias.evaluation.sts_data import LOCAL_FILES, STS_TASKS, TextField, load_sts
 from st_debias.paths import DATA_ENV, DataNotFoundError, offline
+from st_debias.paths import data_dir as resolve_data_dir
 
 #: SICK-R pair counts, so every number can say which SICK-R it is.
 SICK_R_PAIRS = {"hub": 9927, "local": 4927}
 
+#: Every task :func:`local_task` can build from the data folder.
+LOCAL_TASKS: tuple[str, ...] = (*STS_TASKS, *PROBE_TASKS)
+
 
 def local_task(name: str, data_dir: str | os.PathLike[str] | None = None, text: TextField = "processed"):
-    """An MTEB ``AbsTaskSTS`` instance for ``name`` (e.g. ``"STS12"``) that loads the local JSONL file.
+    """An MTEB task for ``name`` over the local data folder: an STS-7 set or a probe task.
 
-    The metadata is MTEB's for that task with the name ``<name>-local`` and ``dataset.path`` set to the
-    local file (``revision`` = its sha256), so local results never pose as hub results in a cache.
+    For an STS-7 set (e.g. ``"STS12"``) the metadata is MTEB's with the name ``<name>-local`` and
+    ``dataset.path`` set to the local file (``revision`` = its sha256), so local results never pose as hub
+    results in a cache. A name of :data:`~st_debias.evaluation.mteb_probes.PROBE_TASKS` gives that probe task.
 
     Raises:
-        ValueError: unknown task.
-        DataNotFoundError: the local file is missing (message names the path).
+        DataNotFoundError: ``name`` has no local copy (the message names the task and the folder), or its
+            local file is missing (the message names the path).
     """
     import mteb
     from datasets import Dataset, DatasetDict
     from mteb.abstasks.sts import AbsTaskSTS
 
+    if name in PROBE_TASKS or name.endswith(("-Cont", "-Oppn")):
+        return probe_task(name, "local", data_dir)
     if name not in STS_TASKS:
-        raise ValueError(f"Unknown STS task {name!r}; choose from {list(STS_TASKS)}")
+        try:
+            folder = str(resolve_data_dir(data_dir))
+        except DataNotFoundError:
+            folder = str(data_dir) if data_dir is not None else f"${DATA_ENV} (not set)"
+        raise DataNotFoundError(
+            f"MTEB task {name!r} has no local copy in the data folder {folder}: local tasks are {list(LOCAL_TASKS)}. "
+            "Run other MTEB tasks from the hub (data='hub', --mteb-data hub)."
+        )
     data = load_sts(name, data_dir, text=text)  # fails early, naming the missing path
     upstream = mteb.get_task(name)
     split = upstream.metadata.eval_splits[0]
@@ -110,7 +130,13 @@ def mteb_tasks(
         )
     import mteb
 
-    return list(mteb.get_tasks(tasks=list(names), languages=["eng"])), "hub"
+    registered = [name for name in names if name not in PROBE_TASKS]
+    hub = (
+        {t.metadata.name: t for t in mteb.get_tasks(tasks=registered, languages=["eng"])}
+        if registered
+        else {}
+    )
+    return [probe_task(name, "hub", data_dir) if name in PROBE_TASKS else hub[name] for name in names], "hub"
 
 
 def _mteb_model(model: Any, label: str):
@@ -130,19 +156,19 @@ def run_mteb(
     names: tuple[str, ...] | list[str] = STS_TASKS,
     data: str = "auto",
     data_dir: str | os.PathLike[str] | None = None,
-    label: str = "model",
+    label: str | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
     batch_size: int = 64,
     show_progress_bar: bool = False,
 ) -> dict[str, Any]:
-    """Run MTEB STS tasks and return ``{"scores": {task: ×100, "avg": …}, "data": …, "sources": …}``.
+    """Run MTEB tasks and return ``{"scores": {task: main score ×100, "avg": …}, "data": …, "sources": …}``.
 
     Args:
-        model: a SentenceTransformer instance.
-        names: MTEB task names (default: the STS-7).
+        model: a SentenceTransformer, a saved model folder, ``"default"`` or a hub id.
+        names: MTEB task names (default: the STS-7; see :data:`LOCAL_TASKS` for what runs locally).
         data: ``local``, ``hub`` or ``auto`` (see :func:`mteb_tasks`).
         data_dir: data folder for local tasks.
-        label: model label; becomes the MTEB model name ``st-debias/<label>``.
+        label: model label; becomes the MTEB model name ``st-debias/<label>`` (default: the path or model id).
         cache_dir: MTEB result cache folder; None (default) disables the cache. With a cache, the
             revision is the weights' fingerprint, so checkpoints never share entries.
         batch_size: encode batch size.
@@ -151,6 +177,8 @@ def run_mteb(
     import mteb
     from mteb.cache import ResultCache
 
+    model, default_label = load_any_model(model)
+    label = label or default_label
     tasks, source = mteb_tasks(names, data, data_dir)
     wrapper = _mteb_model(model, label)
     cache = ResultCache(cache_path=str(cache_dir)) if cache_dir is not None else None
@@ -168,23 +196,18 @@ def run_mteb(
         scores[name] = float(task_result.get_score()) * 100.0
     ordered = {name: scores[name] for name in names if name in scores}
     ordered["avg"] = sum(ordered.values()) / len(ordered)
-    sources = {}
+    sources: dict[str, Any] = {}
     for task in tasks:
         name = task.metadata.name.removesuffix("-local")
-        if source == "local":
-            sources[name] = task.st_debias_source
+        if hasattr(task, "st_debias_source"):
+            sources[name] = dict(task.st_debias_source)
         else:
             sources[name] = {
                 "source": f"hub:{task.metadata.dataset['path']}",
                 "revision": task.metadata.dataset.get("revision"),
             }
-    if "SICK-R" in sources:
-        sources["SICK-R"]["pairs"] = SICK_R_PAIRS[source]
-        sources["SICK-R"]["note"] = (
-            "MTEB hub SICK-R: 9,927 pairs (train+trial+test)"
-            if source == "hub"
-            else "SentEval SICK-R test: 4,927 pairs"
-        )
+    if "SICK-R" in sources and source == "hub":
+        sources["SICK-R"]["note"] = f"MTEB hub SICK-R: {SICK_R_PAIRS['hub']:,} pairs (train+trial+test)"
     return {
         "scores": ordered,
         "data": source,
@@ -194,4 +217,4 @@ def run_mteb(
     }
 
 
-__all__ = ["LOCAL_FILES", "SICK_R_PAIRS", "local_task", "mteb_tasks", "run_mteb"]
+__all__ = ["LOCAL_FILES", "LOCAL_TASKS", "SICK_R_PAIRS", "local_task", "mteb_tasks", "run_mteb"]

@@ -20,13 +20,22 @@ PLOT_FILES = {
     "mteb": "mteb_scores.png",
     "cont_oppn": "cont_oppn.png",
     "negation": "negation_cosine_hist.png",
+    "word_order": "word_order_cosine_hist.png",
+}
+
+#: Display names of the Cont/Oppn parts, in bar order.
+CONT_OPPN_PARTS = {
+    "cont": "Cont",
+    "oppn": "Oppn",
+    "high_overlap_low_score": "Oppn: high overlap, low score",
+    "low_overlap_high_score": "Oppn: low overlap, high score",
 }
 
 
 def _fmt(value: Any, digits: int = 2) -> str:
     if value is None:
         return "–"
-    if isinstance(value, float):
+    if isinstance(value, int | float) and not isinstance(value, bool):
         return f"{value:.{digits}f}"
     return str(value)
 
@@ -39,6 +48,24 @@ def _labels(results: list[dict[str, Any]]) -> list[str]:
 
 def _cont_oppn_rows(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {k: v for k, v in result.get("bias", {}).get("cont_oppn", {}).items() if v.get("eligible")}
+
+
+def _average_label(results: list[dict[str, Any]], block: str, prefix: str) -> str:
+    """'STS-7 avg' only over the seven sets; otherwise say how many tasks the mean covers."""
+    tasks = {t for r in results for t in r.get(block, {}) if t != "avg"}
+    if block == "sts" and tasks == set(STS_TASKS):
+        return f"{prefix}-7 avg"
+    label = f"{prefix} avg of {len(tasks)} task{'s' if len(tasks) != 1 else ''}"
+    # A quick evaluation's mean covers fewer sets and must not be read as the STS-7 average.
+    return label + (" (quick evaluation, not STS-7)" if block == "sts" and len(tasks) > 1 else "")
+
+
+def _cont_oppn_part(result: dict[str, Any], dataset: str, part: str) -> dict[str, Any]:
+    """The ``cont``/``oppn`` block, or one side of Oppn, of ``dataset`` in one entry ({} when absent)."""
+    block = result.get("bias", {}).get("cont_oppn", {}).get(dataset, {})
+    if part in ("cont", "oppn"):
+        return block.get(part, {})
+    return block.get("oppn_sides", {}).get(part, {})
 
 
 def compare_table(results: list[dict[str, Any]]) -> str:
@@ -67,27 +94,31 @@ def compare_table(results: list[dict[str, Any]]) -> str:
 
     sts = [r.get("sts", {}) for r in results]
     if any(sts):
-        row("**STS-7 avg**", [s.get("avg") for s in sts])
-        for task in STS_TASKS:
+        row(f"**{_average_label(results, 'sts', 'STS')}**", [s.get("avg") for s in sts])
+        for task in _task_order(results, "sts"):
             row(task, [s.get(task) for s in sts])
     mteb = [r.get("mteb", {}) for r in results]
     if any(mteb):
-        row("MTEB STS avg", [m.get("avg") for m in mteb])
+        row(_average_label(results, "mteb", "MTEB"), [m.get("avg") for m in mteb])
+        for task in _task_order(results, "mteb"):
+            row(f"MTEB {task}", [m.get(task) for m in mteb])
     datasets = list(dict.fromkeys(name for r in results for name in _cont_oppn_rows(r)))
     for name in datasets:
-        for part in ("cont", "oppn"):
-            values, sizes = [], set()
-            for r in results:
-                block = r.get("bias", {}).get("cont_oppn", {}).get(name, {}).get(part, {})
-                values.append(block.get("spearman"))
-                if block.get("pairs") is not None:
-                    sizes.add(block["pairs"])
-            size = f" (n={'/'.join(str(s) for s in sorted(sizes))})" if sizes else ""
-            row(f"{name} {part.capitalize()}{size}", values)
-    negation = [r.get("bias", {}).get("negation") for r in results]
-    if any(negation):
-        row("negation mean cosine ↓", [n.get("mean_cosine") if n else None for n in negation], 3)
-        row("negation share > 0.8 ↓", [n.get("share_above") if n else None for n in negation], 3)
+        for part, title in CONT_OPPN_PARTS.items():
+            blocks = [_cont_oppn_part(r, name, part) for r in results]
+            if not any(blocks):
+                continue
+            sizes = sorted({b["pairs"] for b in blocks if b.get("pairs") is not None})
+            size = f" (n={'/'.join(str(s) for s in sizes)})" if sizes else ""
+            row(f"{name} {title}{size}", [b.get("spearman") for b in blocks])
+            if part not in ("cont", "oppn"):
+                row(f"{name} {title}, mean cosine", [b.get("mean_cosine") for b in blocks], 3)
+    for key, name in (("negation", "negation"), ("word_order", "word order")):
+        probe = [r.get("bias", {}).get(key) for r in results]
+        if any(probe):
+            threshold = next(p.get("threshold") for p in probe if p)
+            row(f"{name} mean cosine ↓", [p.get("mean_cosine") if p else None for p in probe], 3)
+            row(f"{name} share > {threshold:g} ↓", [p.get("share_above") if p else None for p in probe], 3)
     au = [r.get("bias", {}).get("alignment_uniformity") for r in results]
     if any(au):
         row("alignment ↓", [a.get("alignment") if a else None for a in au], 3)
@@ -121,93 +152,148 @@ def _pyplot():
     return plt
 
 
+def _task_order(results: list[dict[str, Any]], block: str) -> list[str]:
+    """Tasks of ``block`` across entries: the STS-7 order first, then any other task, ``avg`` left out."""
+    present = [t for r in results for t in r.get(block, {}) if t != "avg"]
+    return [t for t in STS_TASKS if t in present] + [t for t in dict.fromkeys(present) if t not in STS_TASKS]
+
+
+def _bar_limits(ax, values: list[float]) -> None:
+    """Bars start at 0 (or below, for negative scores): a cut axis would magnify small differences."""
+    finite = [v for v in values if v is not None and np.isfinite(v)]
+    low = min([0.0, *finite])
+    high = max([0.0, *finite])
+    ax.set_ylim(low - 5.0 if low < 0 else 0.0, min(100.0, high + 8.0) if high > 0 else 5.0)
+
+
 def plot_scores(results: list[dict[str, Any]], block: str = "sts", title: str | None = None):
-    """Grouped bars: one group per task (and avg), one bar per model, heights = ``results[i][block]``."""
+    """Grouped bars: one group per task (and the average), one bar per model, heights = ``results[i][block]``.
+
+    The y axis starts at 0; the average's tick says how many tasks it covers.
+    """
     plt = _pyplot()
     labels = _labels(results)
-    tasks = [t for t in [*STS_TASKS, "avg"] if any(t in r.get(block, {}) for r in results)]
-    extra = [t for r in results for t in r.get(block, {}) if t not in tasks]
-    tasks += list(dict.fromkeys(extra))
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(tasks) + 2), 4.2))
+    tasks = _task_order(results, block)
+    if any("avg" in r.get(block, {}) for r in results):
+        tasks.append("avg")
+    prefix = "STS" if block == "sts" else block.upper()
+    ticks = [_average_label(results, block, prefix) if t == "avg" else t for t in tasks]
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(tasks) + 3), 4.4))
     width = 0.8 / len(results)
     x = np.arange(len(tasks))
     for i, (label, r) in enumerate(zip(labels, results, strict=True)):
         heights = [r.get(block, {}).get(t, np.nan) for t in tasks]
         bars = ax.bar(x + (i - (len(results) - 1) / 2) * width, heights, width, label=label)
         ax.bar_label(bars, fmt="%.1f", fontsize=7, padding=1)
-    ax.set_xticks(x, tasks, rotation=20)
-    ax.set_ylabel("Spearman × 100")
-    values = [v for r in results for v in r.get(block, {}).values() if isinstance(v, int | float)]
-    if values:
-        ax.set_ylim(max(0.0, min(values) - 10), min(100.0, max(values) + 6))
-    ax.set_title(title or f"{block.upper()} (cosine Spearman × 100)")
+    ax.set_xticks(x, ticks, rotation=20, ha="right")
+    ax.set_ylabel("Spearman × 100" if block == "sts" else "main score × 100")
+    _bar_limits(ax, [r.get(block, {}).get(t) for r in results for t in tasks])
+    ax.set_title(title or f"{block.upper()} (cosine Spearman × 100)", fontsize=10)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     return fig
 
 
 def plot_cont_oppn(results: list[dict[str, Any]]):
-    """Cont vs Oppn Spearman per eligible dataset, one pair of bars per model."""
+    """Cont, Oppn and the two sides of Oppn (where stored): Spearman per eligible dataset, bars per model.
+
+    Colour = model; shade and hatch = part. The y axis starts at 0 (or below, for a negative Spearman).
+    """
     plt = _pyplot()
     labels = _labels(results)
     datasets = list(dict.fromkeys(name for r in results for name in _cont_oppn_rows(r)))
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.6 * len(datasets) + 2), 4.2))
+    parts = [p for p in CONT_OPPN_PARTS if any(_cont_oppn_part(r, d, p) for r in results for d in datasets)]
+    styles = {
+        "cont": (1.0, None),
+        "oppn": (0.7, "//"),
+        "high_overlap_low_score": (0.45, ".."),
+        "low_overlap_high_score": (0.3, "xx"),
+    }
+    n_bars = len(parts) * len(results)
+    fig, ax = plt.subplots(figsize=(min(16.0, max(7.5, 0.2 * n_bars * len(datasets) + 4.5)), 4.6))
     x = np.arange(len(datasets))
-    n_bars = 2 * len(results)
-    width = 0.8 / max(n_bars, 1)
+    width = 0.85 / max(n_bars, 1)
+    values = []
     for i, (label, r) in enumerate(zip(labels, results, strict=True)):
-        for j, part in enumerate(("cont", "oppn")):
-            heights = [
-                r.get("bias", {}).get("cont_oppn", {}).get(d, {}).get(part, {}).get("spearman")
-                for d in datasets
-            ]
-            heights = [np.nan if h is None else h for h in heights]
-            k = 2 * i + j
+        for j, part in enumerate(parts):
+            heights = [_cont_oppn_part(r, d, part).get("spearman") for d in datasets]
+            values += heights
+            alpha, hatch = styles[part]
+            k = len(parts) * i + j
             bars = ax.bar(
                 x + (k - (n_bars - 1) / 2) * width,
-                heights,
+                [np.nan if h is None else h for h in heights],
                 width,
-                label=f"{label} {part.capitalize()}",
-                hatch="//" if part == "oppn" else None,
+                label=f"{label}: {CONT_OPPN_PARTS[part]}",
+                hatch=hatch,
                 color=f"C{i}",
-                alpha=1.0 if part == "cont" else 0.55,
+                alpha=alpha,
+                edgecolor="black",
+                linewidth=0.4,
             )
             ax.bar_label(bars, fmt="%.1f", fontsize=6, padding=1)
     ax.set_xticks(x, datasets)
     ax.set_ylabel("Spearman × 100")
-    ax.set_title("OssCSE Cont vs Oppn splits (Oppn: surface form disagrees with meaning)")
+    _bar_limits(ax, values)
+    ax.set_title("OssCSE Cont / Oppn splits\n(Oppn: word overlap disagrees with the gold score)", fontsize=10)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    return fig
+
+
+def plot_probe_histograms(results: list[dict[str, Any]], probe: str, xlabel: str, title: str):
+    """Histogram of one probe's cosines per model (``bias.<probe>``), from the stored bin counts.
+
+    Entries without the probe are left out; with none at all the axes are empty (no error).
+    """
+    plt = _pyplot()
+    labels = _labels(results)
+    fig, ax = plt.subplots(figsize=(7.5, 4.4))
+    lowest = 1.0
+    thresholds = set()
+    for i, (label, r) in enumerate(zip(labels, results, strict=True)):
+        block = r.get("bias", {}).get(probe)
+        if not block:
+            continue
+        edges = np.asarray(block["histogram"]["edges"])
+        counts = np.asarray(block["histogram"]["counts"])
+        ax.stairs(
+            counts, edges, label=f"{label} (mean {block['mean_cosine']:.3f})", color=f"C{i}", linewidth=1.5
+        )
+        nonzero = np.flatnonzero(counts)
+        if nonzero.size:
+            lowest = min(lowest, edges[nonzero[0]])
+        thresholds.add(block.get("threshold"))
+    for threshold in sorted(t for t in thresholds if t is not None):
+        ax.axvline(threshold, color="grey", linestyle="--", linewidth=1)
+    ax.set_xlim(max(-1.0, lowest - 0.04), 1.0)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("pairs")
+    ax.set_title(title, fontsize=10)
+    if thresholds:
+        ax.legend(fontsize=8, loc="upper left")
     fig.tight_layout()
     return fig
 
 
 def plot_negation_histograms(results: list[dict[str, Any]]):
     """Histogram of cos(sentence, negation) per model, from the stored bin counts (step outlines)."""
-    plt = _pyplot()
-    labels = _labels(results)
-    fig, ax = plt.subplots(figsize=(7.0, 4.2))
-    lowest = 1.0
-    for i, (label, r) in enumerate(zip(labels, results, strict=True)):
-        negation = r.get("bias", {}).get("negation")
-        if not negation:
-            continue
-        edges = np.asarray(negation["histogram"]["edges"])
-        counts = np.asarray(negation["histogram"]["counts"])
-        ax.stairs(
-            counts, edges, label=f"{label} (mean {negation['mean_cosine']:.3f})", color=f"C{i}", linewidth=1.5
-        )
-        nonzero = np.flatnonzero(counts)
-        if nonzero.size:
-            lowest = min(lowest, edges[nonzero[0]])
-        threshold = negation.get("threshold", 0.8)
-    ax.axvline(threshold, color="grey", linestyle="--", linewidth=1)
-    ax.set_xlim(max(-1.0, lowest - 0.04), 1.0)
-    ax.set_xlabel("cosine(sentence, its negation)")
-    ax.set_ylabel("pairs")
-    ax.set_title("CANNOT negation probe (right = negation treated as paraphrase)")
-    ax.legend(fontsize=8, loc="upper left")
-    fig.tight_layout()
-    return fig
+    return plot_probe_histograms(
+        results,
+        "negation",
+        "cosine(sentence, its negation)",
+        "CANNOT negation probe (right = negation treated as a paraphrase)",
+    )
+
+
+def plot_word_order_histograms(results: list[dict[str, Any]]):
+    """Histogram of cos(sentence, same words shuffled) per model, from the stored bin counts."""
+    return plot_probe_histograms(
+        results,
+        "word_order",
+        "cosine(sentence, its words shuffled)",
+        "Word-order probe (right = word order ignored)",
+    )
 
 
 def _sources_section(results: list[dict[str, Any]], labels: list[str]) -> list[str]:
@@ -226,6 +312,12 @@ def _sources_section(results: list[dict[str, Any]], labels: list[str]) -> list[s
             lines.append(
                 f"- negation probe: `{neg.get('source')}` — {neg.get('pairs')} pairs ({files}); {neg.get('order')}"
             )
+        if "word_order" in sources:
+            wo = sources["word_order"]
+            lines.append(
+                f"- word-order probe: `{wo.get('source')}` lines {wo.get('lines')} — {wo.get('pairs')} pairs, "
+                f"{wo.get('skipped_short')} skipped (< {wo.get('min_words')} words), seed {wo.get('seed')}"
+            )
         if "mteb" in sources:
             m = sources["mteb"]
             lines.append(
@@ -235,8 +327,22 @@ def _sources_section(results: list[dict[str, Any]], labels: list[str]) -> list[s
             if sick:
                 lines.append(f"  - MTEB SICK-R: {sick.get('note')}")
         lines.append(f"- weights fingerprint: `{r.get('fingerprint')}`")
+        if r.get("reused_from"):
+            lines.append(f"- {reuse_note(r)}")
         lines.append("")
     return lines
+
+
+def reuse_note(result: dict[str, Any]) -> str | None:
+    """One sentence saying where a reused entry came from (None when the entry was computed in this run)."""
+    reused = result.get("reused_from")
+    if not reused:
+        return None
+    kind = "shipped with st_debias" if reused.get("kind") == "packaged" else "cached by an earlier run"
+    return (
+        f"scores reused from the evaluation {kind} (`{reused.get('path')}`): same weights fingerprint, "
+        "inference settings, evaluation data checksums and settings, so the same numbers"
+    )
 
 
 def write_report(results: list[dict[str, Any]], output_dir: str | os.PathLike[str]) -> Path:
@@ -256,26 +362,31 @@ def write_report(results: list[dict[str, Any]], output_dir: str | os.PathLike[st
     plt = _pyplot()
     labels = _labels(results)
     drawn: dict[str, str] = {}
-    if any(r.get("sts") for r in results):
-        drawn["sts"] = PLOT_FILES["sts"]
-        fig = plot_scores(results, "sts", "STS-7, SentEval 'all' setting (cosine Spearman × 100)")
-        fig.savefig(out / PLOT_FILES["sts"], dpi=120)
-        plt.close(fig)
-    if any(r.get("mteb") for r in results):
-        drawn["mteb"] = PLOT_FILES["mteb"]
-        fig = plot_scores(results, "mteb", "MTEB STS tasks (main score cosine Spearman × 100)")
-        fig.savefig(out / PLOT_FILES["mteb"], dpi=120)
-        plt.close(fig)
-    if any(_cont_oppn_rows(r) for r in results):
-        drawn["cont_oppn"] = PLOT_FILES["cont_oppn"]
-        fig = plot_cont_oppn(results)
-        fig.savefig(out / PLOT_FILES["cont_oppn"], dpi=120)
-        plt.close(fig)
-    if any(r.get("bias", {}).get("negation") for r in results):
-        drawn["negation"] = PLOT_FILES["negation"]
-        fig = plot_negation_histograms(results)
-        fig.savefig(out / PLOT_FILES["negation"], dpi=120)
-        plt.close(fig)
+    plots = {
+        "sts": (
+            any(r.get("sts") for r in results),
+            lambda: plot_scores(results, "sts", "STS, SentEval 'all' setting (cosine Spearman × 100)"),
+        ),
+        "mteb": (
+            any(r.get("mteb") for r in results),
+            lambda: plot_scores(results, "mteb", "MTEB tasks (main score × 100)"),
+        ),
+        "cont_oppn": (any(_cont_oppn_rows(r) for r in results), lambda: plot_cont_oppn(results)),
+        "negation": (
+            any(r.get("bias", {}).get("negation") for r in results),
+            lambda: plot_negation_histograms(results),
+        ),
+        "word_order": (
+            any(r.get("bias", {}).get("word_order") for r in results),
+            lambda: plot_word_order_histograms(results),
+        ),
+    }
+    for key, (wanted, draw) in plots.items():
+        if wanted:
+            fig = draw()
+            _save_atomic(fig, out / PLOT_FILES[key])
+            plt.close(fig)
+            drawn[key] = PLOT_FILES[key]
 
     lines = [
         "# st_debias evaluation report",
@@ -286,29 +397,39 @@ def write_report(results: list[dict[str, Any]], output_dir: str | os.PathLike[st
     lines += [
         "STS: Spearman × 100 of cosine vs gold over all pairs of each set (SimCSE/SentEval 'all' setting); "
         "SICK-R = SentEval test, 4,927 pairs. Cont/Oppn: OssCSE §3.3 splits on datasets whose median score "
-        "is in [2, 3.5]. Negation: CANNOT pairs (files sorted by name, first N). ↓ = lower is better.",
+        "is in [2, 3.5]; Oppn is also shown per side (high overlap with a low score, low overlap with a high "
+        "score). Negation: CANNOT pairs (files sorted by name, first N). Word order: a sentence against its "
+        "own words in a seeded random order (last lines of the Wikipedia corpus). ↓ = lower is better.",
         "",
         "## Summary",
         "",
         compare_table(results),
     ]
     captions = {
-        "sts": "STS-7 per task",
+        "sts": "STS per task",
         "mteb": "MTEB STS tasks",
         "cont_oppn": "Cont vs Oppn",
         "negation": "Negation-pair cosines",
+        "word_order": "Word-order cosines",
     }
     explanations = {
-        "sts": "Higher is better. The average is the plain mean of the seven sets.",
+        "sts": "Higher is better. The average is the plain mean of the sets shown.",
         "mteb": "MTEB's own evaluation code; the data source (local files or hub) is listed below.",
         "cont_oppn": (
             "Cont: pairs whose word overlap agrees with their gold similarity; Oppn: pairs where it disagrees "
             "(similar meaning, different words, or the reverse). A large Cont − Oppn gap means the model leans on "
-            "surface overlap; debiasing should raise Oppn without losing Cont."
+            "surface overlap; debiasing should raise Oppn without losing Cont. The two Oppn sides show where a "
+            "change comes from: 'high overlap, low score' pairs punish trusting shared words, 'low overlap, high "
+            "score' pairs reward seeing a paraphrase in other words."
         ),
         "negation": (
             "Cosine between a sentence and its human-written negation. Mass near 1 means negation is embedded "
             "like a paraphrase; the dashed line is the 0.8 threshold of the 'share above' figure."
+        ),
+        "word_order": (
+            "Cosine between a sentence and the same words shuffled (sentences under 4 words skipped). Mass near 1 "
+            "means the model reads a bag of words; the dashed line is the 0.9 threshold of the 'share above' "
+            "figure."
         ),
     }
     for key, filename in drawn.items():
@@ -321,7 +442,7 @@ def write_report(results: list[dict[str, Any]], output_dir: str | os.PathLike[st
         ]
     lines += _sources_section(results, labels)
     report = out / "report.md"
-    report.write_text("\n".join(lines), encoding="utf-8")
+    _write_atomic(report, "\n".join(lines))
     return report
 
 
@@ -330,5 +451,19 @@ def write_results(results: list[dict[str, Any]], output_dir: str | os.PathLike[s
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "results.json"
-    path.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    _write_atomic(path, json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     return path
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to a temporary file next to ``path``, then move it into place."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def _save_atomic(fig: Any, path: Path) -> None:
+    """Save a figure as PNG through a temporary file next to ``path``."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    fig.savefig(temporary, dpi=120, format="png")
+    os.replace(temporary, path)

@@ -1,8 +1,37 @@
-"""Recipes: versioned configs that turn a start model and plain sentences into a debiased model."""
+"""Recipes: versioned configs that turn a start model and plain sentences into a debiased model.
+
+Exports are imported lazily, so ``st-debias --help`` and ``st-debias recipes`` never load torch.
+"""
 
 from __future__ import annotations
 
-from .config import Recipe, available_recipes, load_recipe, override
-from .train import TrainResult, train_recipe
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .config import Recipe, available_recipes, load_recipe, override
+    from .train import TrainResult, train_recipe
+
+_EXPORTS = {
+    "Recipe": "st_debias.recipes.config",
+    "available_recipes": "st_debias.recipes.config",
+    "load_recipe": "st_debias.recipes.config",
+    "override": "st_debias.recipes.config",
+    "TrainResult": "st_debias.recipes.train",
+    "train_recipe": "st_debias.recipes.train",
+}
 
 __all__ = ["Recipe", "TrainResult", "available_recipes", "load_recipe", "override", "train_recipe"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'st_debias.recipes' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

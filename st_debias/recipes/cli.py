@@ -26,8 +26,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--sentences", type=int, default=None, help="corpus sentences to use (default steps x batch size)")
     train.add_argument("--seed", type=int, default=None)
     train.add_argument("--output", default="outputs/run", help="run folder (checkpoints/, model/, eval/)")
-    train.add_argument("--resume", nargs="?", const=True, default=None, help="resume from the latest (or the given) checkpoint")
+    train.add_argument(
+        "--resume", nargs="?", const=True, default=None,
+        help="resume the run in --output from its newest complete (or the given) checkpoint; the recipe, model, "
+        "corpus and seed must match the folder's run.json",
+    )
+    train.add_argument("--overwrite", action="store_true", help="replace a run already in --output")
     train.add_argument("--eval-tasks", default="sts,bias", help="evaluation groups: sts,bias[,mteb]")
+    train.add_argument(
+        "--quick-eval",
+        action="store_true",
+        help="evaluate on STS-B and SICK-R test only (plus the bias probes), labelled 'quick', instead of the "
+        "full STS12-16, STS-B, SICK-R suite (13,310 instead of 31,835 sentences to encode after training)",
+    )
     train.add_argument("--no-eval", action="store_true", help="skip the before/after evaluation")
     train.add_argument("--cache-dir", default=None, help="cache for built rows and evaluations")
     train.add_argument("--log-gradient-shares", type=int, default=0, metavar="N",
@@ -39,17 +50,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from .config import available_recipes, load_recipe
+    from .config import available_recipes, recipe_summary
 
     for name in available_recipes():
-        recipe = load_recipe(name)
-        print(f"{name:10s} v{recipe.version}  {recipe.description}")
+        version, description = recipe_summary(name)
+        print(f"{name:10s} v{version}  {description}")
     return 0
 
 
 def run_train(args: argparse.Namespace) -> int:
     from .config import load_recipe, override
-    from .train import train_recipe
+    from .stopping import TrainingInterrupted
+    from .train import is_main_process, train_recipe
 
     try:
         recipe = override(
@@ -72,15 +84,37 @@ def run_train(args: argparse.Namespace) -> int:
             resume_from_checkpoint=args.resume,
             evaluate=not args.no_eval,
             eval_tasks=tuple(t.strip() for t in args.eval_tasks.split(",") if t.strip()),
+            quick_eval=args.quick_eval,
             cache_dir=args.cache_dir,
             gradient_share_every=args.log_gradient_shares,
+            overwrite=args.overwrite,
         )
+    except TrainingInterrupted as stopped:
+        if is_main_process():
+            resume = " Continue with the same command plus --resume." if stopped.checkpoint else ""
+            print(f"st-debias train: {stopped}{resume}", file=sys.stderr)
+        return stopped.exit_code
     except (ValueError, FileNotFoundError, OSError) as error:
         print(f"st-debias train: error: {error}", file=sys.stderr)
         return 2
+    if not is_main_process():
+        return 0
     print(f"\nSaved model: {result.model_dir}  (best checkpoint: {result.best_checkpoint})")
     if result.table:
-        print("\nBefore / after:\n")
+        from st_debias.evaluation.report import reuse_note
+
+        report = result.output_dir / "eval"
+        print("\nBefore / after (Spearman × 100 of cosine, SentEval 'all' setting; ↓ = lower is better):\n")
         print(result.table)
-        print(f"\nReport: {result.output_dir / 'eval' / 'report.md'}")
+        for entry in (result.before, result.after):
+            note = reuse_note(entry or {})
+            if note:
+                print(f"{entry['model']}: {note}.")
+        if args.quick_eval:
+            print(
+                "Quick evaluation: STS-B and SICK-R test and the bias probes, not the STS-7 average. Full suite: "
+                f"run without --quick-eval, or st-debias eval default {result.model_dir} --tasks sts,bias "
+                f"--output {result.output_dir / 'eval-full'}"
+            )
+        print(f"Full report (plots, data sources): {report / 'report.md'}; every number: {report / 'results.json'}")
     return 0

@@ -81,6 +81,13 @@ def recipe_dir() -> Path:
     return Path(str(resources.files("st_debias.recipes") / "configs"))
 
 
+def recipe_summary(name: str) -> tuple[int, str]:
+    """``(version, description)`` of a packaged recipe, read without validating it (listing stays light:
+    validation imports the loss classes, and with them torch)."""
+    raw = yaml.safe_load((recipe_dir() / f"{name}.yaml").read_text(encoding="utf-8")) or {}
+    return int(raw.get("version", 0)), str(raw.get("description", ""))
+
+
 def available_recipes() -> list[str]:
     return sorted(path.stem for path in recipe_dir().glob("*.yaml"))
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -12,10 +14,21 @@ from datasets import Dataset, load_from_disk
 
 from st_debias.data.io.corpus import clean_sentences, read_sentences
 from st_debias.data.io.embeddings import cache_root
+from st_debias.files import atomic_write_json, publish_folder
+from st_debias.progress import announce
 
 from .config import Recipe
 
 __all__ = ["build_rows", "cache_root", "read_corpus"]
+logger = logging.getLogger(__name__)
+
+#: What each data kind builds, for the one-line announcement before building.
+_ROW_KINDS = {
+    "simcse": "(anchor, anchor) SimCSE pairs",
+    "ipw": "DebCSE inverse-propensity-weighted (anchor, positive, negative) rows",
+    "negation": "(anchor, paraphrase, negation) rows with spaCy negations",
+    "minimal_pairs": "cue-balanced (anchor, positive, negative) minimal pairs",
+}
 
 
 def read_corpus(path: str | os.PathLike[str] | None, count: int) -> list[str]:
@@ -28,10 +41,11 @@ def read_corpus(path: str | os.PathLike[str] | None, count: int) -> list[str]:
     return sentences
 
 
-def _key(recipe: Recipe, sentences: list[str], model: Any) -> str:
+def _key(recipe: Recipe, sentences: list[str], model: Any, max_rows: int | None = None) -> str:
     from st_debias.fingerprint import model_fingerprint
 
     payload = {
+        "max_rows": max_rows or recipe.training.steps * recipe.training.batch_size,
         "data": recipe.data.__dict__,
         "seed": recipe.training.seed,
         "model": model_fingerprint(model),
@@ -62,28 +76,62 @@ def build_rows(
     model: Any,
     cache_dir: str | os.PathLike[str] | None = None,
     show_progress_bar: bool = True,
+    max_rows: int | None = None,
 ) -> tuple[Dataset, dict[str, Any]]:
     """Rows for ``recipe.data`` built from ``sentences`` with ``model`` as the guide; cached by content.
 
+    ``max_rows`` (default steps x batch size, times the process count under ``torchrun``) caps the rows kept.
     Returns the dataset and the builder's report (counts, skips with reasons, pair statistics).
     """
-    folder = cache_root(cache_dir) / "rows" / f"{recipe.data.kind}-{_key(recipe, sentences, model)}"
-    if (folder / "report.json").exists():
-        return load_from_disk(str(folder / "dataset")), json.loads((folder / "report.json").read_text())
+    wanted = max_rows or recipe.training.steps * recipe.training.batch_size
+    folder = cache_root(cache_dir) / "rows" / f"{recipe.data.kind}-{_key(recipe, sentences, model, wanted)}"
+    cached = _read_cached_rows(folder)
+    if cached is not None:
+        announce(f"Reusing the {recipe.data.kind} rows cached at {folder}.", show_progress_bar)
+        return cached
+    announce(
+        f"Building rows: {_ROW_KINDS[recipe.data.kind]} from {len(sentences):,} corpus sentences "
+        f"(up to {wanted:,} rows kept)…",
+        show_progress_bar,
+    )
     builders = {
         "simcse": _simcse_rows, "ipw": _ipw_rows, "negation": _negation_rows, "minimal_pairs": _minimal_pair_rows,
     }
     rows, report = builders[recipe.data.kind](recipe, sentences, model, cache_dir, show_progress_bar)
-    wanted = recipe.training.steps * recipe.training.batch_size
     if len(rows) > wanted:
         # Builders that skip sentences read more of the corpus; every recipe trains on the same budget.
         report["rows_built"] = len(rows)
         rows = rows.select(range(wanted))
     report["rows_used"] = len(rows)
-    folder.mkdir(parents=True, exist_ok=True)
-    rows.save_to_disk(str(folder / "dataset"))
-    (folder / "report.json").write_text(json.dumps(report, indent=2, default=str))
+    _write_cached_rows(folder, rows, report)
     return rows, report
+
+
+def _read_cached_rows(folder: Path) -> tuple[Dataset, dict[str, Any]] | None:
+    """The cached rows and report in ``folder``, or None; an unreadable entry is named, removed and rebuilt."""
+    if not folder.exists():
+        return None
+    try:
+        report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+        rows = load_from_disk(str(folder / "dataset"))
+    except Exception as error:  # a truncated report or dataset from a crash: any failure means rebuild
+        logger.warning("Row cache entry %s is unreadable (%s: %s); rebuilding it.", folder, type(error).__name__, error)
+        shutil.rmtree(folder, ignore_errors=True)
+        return None
+    return rows, report
+
+
+def _write_cached_rows(folder: Path, rows: Dataset, report: dict[str, Any]) -> None:
+    """Write the entry under a temporary name and rename it into place: a crash never leaves a half entry."""
+    staging = folder.with_name(f".{folder.name}.{os.getpid()}.tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        rows.save_to_disk(str(staging / "dataset"))
+        atomic_write_json(staging / "report.json", report)
+        publish_folder(staging, folder)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
 
 
 def _simcse_rows(recipe, sentences, model, cache_dir, show_progress_bar) -> tuple[Dataset, dict[str, Any]]:

@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 import copy
-import json
 import logging
 import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from st_debias.paths import load_model
+from st_debias.files import atomic_write_json, atomic_write_text
+from st_debias.paths import load_model, resolve_model_name
+from st_debias.progress import announce, torch_threads
 
-from .config import Recipe
-from .data import build_rows, cache_root, read_corpus
+from .config import Recipe, TrainingConfig
+from .data import build_rows, read_corpus
 from .losses import build_loss
+from .run_folder import prepare_output, resume_checkpoint, run_identity
 
 logger = logging.getLogger(__name__)
 BEST_METRIC = "eval_sts-dev_spearman_cosine"
@@ -41,20 +44,35 @@ def load_start_model(name_or_path: str | os.PathLike[str] | None):
     return load_model(name_or_path)
 
 
-def evaluate_cached(model: Any, tasks: tuple[str, ...], data_dir: str | None, label: str, cache_dir: Path | None) -> dict:
-    """``evaluate_model``, memoised on disk by the model's weight fingerprint (the start model is evaluated once)."""
-    from st_debias.evaluation import evaluate_model, model_fingerprint
+def is_main_process() -> bool:
+    """True outside ``torchrun``/``accelerate launch`` and on global rank 0 under them."""
+    return int(os.environ.get("RANK", "0")) == 0
 
-    key = f"{model_fingerprint(model)}-{'-'.join(tasks)}"
-    path = (cache_dir or cache_root()) / "eval" / f"{key}.json"
-    if path.exists():
-        result = json.loads(path.read_text())
-    else:
-        result = evaluate_model(model, tasks=tasks, data_dir=data_dir, label=label)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(result, default=str))
-    result["model"] = label
-    return result
+
+def check_budget(training: TrainingConfig) -> None:
+    """Refuse a training budget that cannot run a single step, naming the setting."""
+    for name in ("steps", "batch_size", "eval_steps"):
+        value = getattr(training, name)
+        if value < 1:
+            raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {value}: no training step would run.")
+    if training.sentences is not None and training.sentences < 1:
+        raise ValueError(f"--sentences must be at least 1, got {training.sentences}.")
+
+
+def check_rows_fill_a_batch(recipe: Recipe, rows: Any, report: dict[str, Any], sentences: int, processes: int = 1) -> None:
+    """Refuse rows that cannot fill one batch per process (the trainer drops incomplete batches: 0 steps)."""
+    batch_size = recipe.training.batch_size * processes
+    if len(rows) >= batch_size:
+        return
+    skipped = report.get("skipped") or {}
+    reasons = ", ".join(f"{reason}: {count}" for reason, count in sorted(skipped.items())) or "none"
+    raise ValueError(
+        f"Recipe {recipe.name!r} built {len(rows)} training rows from {sentences} corpus sentences "
+        f"(skipped by reason: {reasons}), fewer than one batch of {batch_size}"
+        + (f" ({processes} processes x {recipe.training.batch_size})" if processes > 1 else "")
+        + ": no training step can run. "
+        "Use more sentences (--sentences, a larger --corpus) or a smaller --batch-size."
+    )
 
 
 def train_recipe(
@@ -67,8 +85,10 @@ def train_recipe(
     resume_from_checkpoint: bool | str | None = None,
     evaluate: bool = True,
     eval_tasks: tuple[str, ...] = ("sts", "bias"),
+    quick_eval: bool = False,
     cache_dir: str | os.PathLike[str] | None = None,
     show_progress_bar: bool = True,
+    overwrite: bool = False,
     gradient_share_every: int = 0,
 ) -> TrainResult:
     """Train ``recipe`` from ``model`` on ``corpus`` and return the saved model's folder and before/after scores.
@@ -79,42 +99,59 @@ def train_recipe(
         corpus: a text file with one sentence per line; default ``$ST_DEBIAS_DATA/corpus/wiki_sentences.txt``.
         output_dir: run folder: ``checkpoints/``, ``model/`` (best checkpoint, with model card), ``eval/``.
         data_dir: data folder for evaluation (default ``$ST_DEBIAS_DATA``).
-        resume_from_checkpoint: True (latest in ``output_dir/checkpoints``) or a checkpoint path.
+        resume_from_checkpoint: True (newest complete checkpoint in ``output_dir/checkpoints``) or a checkpoint
+            path; the folder's ``run.json`` must name the same recipe, model, corpus and seed.
         evaluate: run the STS suite and bias probes before and after training.
         eval_tasks: evaluation groups (``sts``, ``bias``, ``mteb``).
+        quick_eval: score STS-B and SICK-R test only (plus the bias probes), labelled as such, instead of the STS-7.
         cache_dir: where built rows and evaluations are cached (default ``$ST_DEBIAS_CACHE`` or ~/.cache/st_debias).
         show_progress_bar: tqdm bars while building, training and evaluating.
         gradient_share_every: log each loss part's share of the gradient norm every this many steps
             (:class:`~st_debias.recipes.callbacks.GradientShareCallback`; 0 = off).
+        overwrite: replace a run already in ``output_dir`` (without it, such a folder is refused).
+
+    Raises:
+        ValueError: a budget or data that cannot train a step, or an output folder holding another run.
+        TrainingInterrupted: SIGTERM/SIGINT stopped training after saving a checkpoint.
+
+    Under ``torchrun``, global rank 0 checks the output folder, builds the rows (the other ranks wait, then
+    read them from the cache), evaluates and saves; every rank trains.
     """
+    import torch
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
     from sentence_transformers.base.sampler import BatchSamplers
 
-    from st_debias.evaluation import compare_table, sts_dev_evaluator, write_report, write_results
+    from st_debias.evaluation import (
+        QUICK_STS_TASKS,
+        STS_TASKS,
+        compare_table,
+        evaluate_or_reuse,
+        sts_dev_evaluator,
+        write_report,
+        write_results,
+    )
     from st_debias.recipes.callbacks import GradientShareCallback
 
+    from .stopping import SaveAndStopOnSignal, TrainingInterrupted
+
     training = recipe.training
+    check_budget(training)
     output_dir = Path(output_dir)
     cache = Path(cache_dir) if cache_dir else None
+    main_process = is_main_process()
+    if main_process:
+        identity = run_identity(recipe, resolve_model_name(model), corpus)
+        prepare_output(output_dir, identity, resume=bool(resume_from_checkpoint), overwrite=overwrite)
+    checkpoint = resume_checkpoint(output_dir / "checkpoints", resume_from_checkpoint) if resume_from_checkpoint else None
     start_model = load_start_model(model)
     inference_length = start_model.max_seq_length  # evaluation and the saved model keep the model's own length
     start_label = str(model or "all-MiniLM-L6-v2")
+    # --batch-size is per process: under torchrun every step consumes batch_size rows on each process.
+    rows_wanted = training.steps * training.batch_size * int(os.environ.get("WORLD_SIZE", "1"))
     # The negation builder skips sentences with no negation or no paraphrase: read more than the rows needed.
     oversample = {"negation": 3, "minimal_pairs": 2}.get(recipe.data.kind, 1)
-    sentences = read_corpus(corpus, training.sentences or oversample * training.steps * training.batch_size)
-
-    before = evaluate_cached(start_model, tuple(eval_tasks), data_dir, f"{start_label} (start)", cache) if evaluate else None
-
-    start_model.max_seq_length = training.max_seq_length
-    rows, data_report = build_rows(recipe, sentences, start_model, cache_dir=cache, show_progress_bar=show_progress_bar)
-    guide = None
-    if recipe.loss.guide is not None:
-        guide = copy.deepcopy(start_model) if recipe.loss.guide == "start" else load_start_model(recipe.loss.guide)
-        guide.max_seq_length = training.max_seq_length
-        guide.requires_grad_(False)
-        guide.eval()
-    loss, rows = build_loss(recipe, start_model, rows, guide=guide, show_progress_bar=show_progress_bar)
-
+    sentences = read_corpus(corpus, training.sentences or oversample * rows_wanted)
+    sts_tasks = QUICK_STS_TASKS if quick_eval else STS_TASKS
     args = SentenceTransformerTrainingArguments(
         output_dir=str(output_dir / "checkpoints"),
         max_steps=training.steps,
@@ -136,30 +173,75 @@ def train_recipe(
         report_to="none",
         disable_tqdm=not show_progress_bar,
         dataloader_drop_last=True,
+        # torchrun without an accelerator: transformers only goes multi-process (gloo) when told to use the CPU.
+        use_cpu=int(os.environ.get("WORLD_SIZE", "1")) > 1 and not torch.accelerator.is_available(),
     )
+    before = None
+    # Rank 0 first: it evaluates the start model and builds (and caches) the rows; the others then read the cache.
+    with args.main_process_first(local=False, desc="st-debias: building training rows"):
+        if evaluate and main_process:
+            before = evaluate_or_reuse(
+                start_model, eval_tasks, data_dir, label=f"{start_label} (start)", cache_dir=cache,
+                show_progress_bar=show_progress_bar, sts_tasks=sts_tasks,
+            )
+        start_model.max_seq_length = training.max_seq_length
+        rows, data_report = build_rows(
+            recipe, sentences, start_model, cache_dir=cache, show_progress_bar=show_progress_bar, max_rows=rows_wanted
+        )
+    check_rows_fill_a_batch(recipe, rows, data_report, len(sentences), processes=args.world_size)
+    guide = None
+    if recipe.loss.guide is not None:
+        guide = copy.deepcopy(start_model) if recipe.loss.guide == "start" else load_start_model(recipe.loss.guide)
+        guide.max_seq_length = training.max_seq_length
+        guide.requires_grad_(False)
+        guide.eval()
+    loss, rows = build_loss(recipe, start_model, rows, guide=guide, show_progress_bar=show_progress_bar)
+
+    stop_on_signal = SaveAndStopOnSignal()
     trainer = SentenceTransformerTrainer(
         model=start_model,
         args=args,
         train_dataset=rows,
         loss=loss,
         evaluator=sts_dev_evaluator(data_dir),
-        callbacks=[GradientShareCallback(loss, every=gradient_share_every)] if gradient_share_every else None,
+        callbacks=[stop_on_signal]
+        + ([GradientShareCallback(loss, every=gradient_share_every)] if gradient_share_every else []),
     )
-    trainer.train(resume_from_checkpoint=resume_from_checkpoint or None)
+    if main_process:
+        announce(
+            f"Training: {training.steps} steps of {training.batch_size} rows ({', '.join(rows.column_names)}; up to "
+            f"{training.max_seq_length} tokens) from {len(rows)} rows, STS-B dev every {training.eval_steps} steps "
+            f"to keep the best checkpoint ({torch_threads()}) -> {output_dir}…",
+            show_progress_bar,
+        )
+    with stop_on_signal:
+        trainer.train(resume_from_checkpoint=checkpoint)
+    step = trainer.state.global_step
+    if stop_on_signal.received is not None:
+        saved = output_dir / "checkpoints" / f"checkpoint-{step}"
+        raise TrainingInterrupted(stop_on_signal.received, step, str(saved) if saved.is_dir() else None)
+    if step == 0:
+        raise ValueError(
+            f"Training ran 0 steps ({len(rows)} rows, batch size {training.batch_size}); no model was saved."
+        )
 
     start_model.max_seq_length = inference_length
     model_dir = output_dir / "model"
+    after = table = None
+    if not main_process:
+        return TrainResult(output_dir, model_dir, None, None, None, data_report,
+                           trainer.state.best_model_checkpoint, list(trainer.state.log_history))
     card = start_model.model_card_data
     card.add_tags(["st-debias", f"st-debias-recipe-{recipe.name}"])
     card.model_name = f"{start_label} fine-tuned with the st_debias '{recipe.name}' recipe (v{recipe.version})"
-    start_model.save_pretrained(str(model_dir))
-    (model_dir / "st_debias_recipe.yaml").write_text(yaml.safe_dump(recipe.to_dict(), sort_keys=False))
-    (output_dir / "data_report.json").parent.mkdir(parents=True, exist_ok=True)
-    (output_dir / "data_report.json").write_text(json.dumps(data_report, indent=2, default=str))
+    _save_model(start_model, recipe, model_dir)
+    atomic_write_json(output_dir / "data_report.json", data_report)
 
-    after = table = None
     if evaluate:
-        after = evaluate_cached(start_model, tuple(eval_tasks), data_dir, f"{recipe.name} (trained)", cache)
+        after = evaluate_or_reuse(
+            start_model, eval_tasks, data_dir, label=f"{recipe.name} (trained)", cache_dir=cache,
+            show_progress_bar=show_progress_bar, sts_tasks=sts_tasks,
+        )
         after["recipe"] = recipe.to_dict()
         after["best_checkpoint"] = trainer.state.best_model_checkpoint
         write_results([before, after], output_dir / "eval")
@@ -175,3 +257,14 @@ def train_recipe(
         best_checkpoint=trainer.state.best_model_checkpoint,
         log_history=list(trainer.state.log_history),
     )
+
+
+def _save_model(model: Any, recipe: Recipe, model_dir: Path) -> None:
+    """Save into a staging folder, then swap it in: a crash leaves the previous model (or none), never half of one."""
+    staging = model_dir.with_name(f".{model_dir.name}.partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    model.save_pretrained(str(staging))
+    atomic_write_text(staging / "st_debias_recipe.yaml", yaml.safe_dump(recipe.to_dict(), sort_keys=False))
+    if model_dir.exists():
+        shutil.rmtree(model_dir)
+    os.replace(staging, model_dir)

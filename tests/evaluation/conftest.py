@@ -7,6 +7,7 @@ probe file, so the default suite runs in seconds on a loaded 2-core machine. The
 
 from __future__ import annotations
 
+import collections
 import itertools
 import zlib
 from pathlib import Path
@@ -17,6 +18,7 @@ from st_debias.paths import DataNotFoundError, data_dir
 
 MINI_STS_ROWS = 60
 MINI_PROBE_ROWS = 12
+MINI_CORPUS_LINES = 40
 
 
 def _shared_data() -> Path:
@@ -34,7 +36,7 @@ def shared_data() -> Path:
 
 @pytest.fixture(scope="session")
 def mini_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A data folder with the first rows of every STS file and of every CANNOT probe file."""
+    """A data folder with the first rows of every STS file and CANNOT probe file, and the corpus's last lines."""
     source = _shared_data()
     target = tmp_path_factory.mktemp("mini_data")
     (target / "sts").mkdir()
@@ -48,6 +50,10 @@ def mini_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
         with path.open(encoding="utf-8", newline="") as handle:
             head = list(itertools.islice(handle, MINI_PROBE_ROWS + 1))
         (probes / path.name).write_text("".join(head), encoding="utf-8")
+    (target / "corpus").mkdir()
+    with (source / "corpus" / "wiki_sentences.txt").open(encoding="utf-8") as handle:
+        tail = collections.deque(handle, maxlen=MINI_CORPUS_LINES)
+    (target / "corpus" / "wiki_sentences.txt").write_text("".join(tail), encoding="utf-8")
     return target
 
 

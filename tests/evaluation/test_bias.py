@@ -10,11 +10,10 @@ from st_debias.evaluation.bias import (
     alignment_uniformity,
     cont_oppn_scores,
     cont_oppn_split,
-    load_negation_pairs,
     negation_probe,
-    read_negation_tsv,
     training_pair_statistics,
 )
+from st_debias.evaluation.bias_data import load_negation_pairs
 from st_debias.evaluation.embeddings import EmbeddingCache
 from st_debias.evaluation.sts_data import STSData, load_sts
 
@@ -87,40 +86,6 @@ def test_cont_oppn_scores_are_spearman_on_each_part():
             assert result[part]["spearman"] == pytest.approx(expected)
 
 
-def test_default_negation_probe_is_sorted_files_first_3000(shared_data):
-    """docs/evaluation.md's '0.86 / 75.5 %' is reproduced by files sorted by name, first 3,000 pairs."""
-    pairs = load_negation_pairs(shared_data)
-    assert len(pairs) == 3000
-    assert pairs.files == {
-        "glue_diagnostic.tsv": 154,
-        "nan_nli.tsv": 117,
-        "wikifactcheck_english_0.tsv": 904,
-        "wikifactcheck_english_1.tsv": 1825,
-    }
-    assert pairs.sentences[0] == "The cat sat on the mat."
-    assert pairs.negations[0] == "The cat did not sit on the mat."
-    assert len(load_negation_pairs(shared_data, limit=None)) == 15241
-
-
-def test_negation_tsv_keeps_bare_quotes(tmp_path):
-    path = tmp_path / "q.tsv"
-    path.write_text(
-        'sentence\tnegated\tparaphrase\nHe said "yes.\tHe said "no.\t\nA\tNot A\tAlso A\n', encoding="utf-8"
-    )
-    rows = read_negation_tsv(path)
-    assert rows == [('He said "yes.', 'He said "no.', None), ("A", "Not A", "Also A")]
-    (tmp_path / "bad.tsv").write_text("a\tb\n", encoding="utf-8")
-    with pytest.raises(ValueError, match="'sentence' and 'negated'"):
-        read_negation_tsv(tmp_path / "bad.tsv")
-
-
-def test_missing_probe_folder_names_it(tmp_path):
-    from st_debias.paths import DataNotFoundError
-
-    with pytest.raises(DataNotFoundError, match="probes/cannot"):
-        load_negation_pairs(tmp_path)
-
-
 def test_negation_probe_numbers(fake_encoder_cls, tmp_path):
     (tmp_path / "a.tsv").write_text(
         "sentence\tnegated\tparaphrase\ns1\tn1\tp1\ns2\tn2\t\ns3\tn3\tp3\n", encoding="utf-8"
@@ -188,26 +153,81 @@ def test_training_pair_statistics_accepts_hf_dataset():
         training_pair_statistics([("only", "one")])
 
 
-def test_load_pair_rows_formats(tmp_path):
-    from st_debias.evaluation.bias import load_pair_rows
-    from st_debias.paths import DataNotFoundError
+def test_oppn_sides_partition_the_oppn_pairs():
+    """Each Oppn pair is on one side or on a median; counts, Spearman and mean cosine per side."""
+    s1 = ["a b c d"] * 9
+    s2 = ["a b c d", "a b c x", "a b x y", "a x y z", "w x y z", "a b c x", "a x y z", "w x y z", "a b x y"]
+    scores = [0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5]
+    cos = np.linspace(0.1, 0.9, 9)
+    split = cont_oppn_split(s1, s2, scores)
+    mer = np.array([match_error_rate(a, b) for a, b in zip(s1, s2, strict=True)])
+    ms, mm = np.median(scores), np.median(mer)
+    expected_high = [i for i in split.oppn if mer[i] < mm and scores[i] < ms]
+    expected_low = [i for i in split.oppn if mer[i] > mm and scores[i] > ms]
+    assert split.high_overlap_low_score.tolist() == expected_high and expected_high
+    assert split.low_overlap_high_score.tolist() == expected_low and expected_low
+    result = cont_oppn_scores(STSData("t", s1, s2, scores, source="test"), cos, split)
+    sides = result["oppn_sides"]
+    assert (
+        sides["high_overlap_low_score"]["pairs"]
+        + sides["low_overlap_high_score"]["pairs"]
+        + sides["on_median"]
+        == result["oppn"]["pairs"]
+    )
+    for side, index in (("high_overlap_low_score", expected_high), ("low_overlap_high_score", expected_low)):
+        assert sides[side]["mean_cosine"] == pytest.approx(cos[index].mean())
+        if len(index) >= 2:
+            from scipy.stats import spearmanr
 
-    (tmp_path / "p.csv").write_text('sent0,sent1,hard_neg\n"a, b",c,d\n', encoding="utf-8")
-    (tmp_path / "p.tsv").write_text('a\tb\nsaid "x\ty\n', encoding="utf-8")
-    assert load_pair_rows(tmp_path / "p.csv") == [["a, b", "c", "d"]]
-    assert load_pair_rows(tmp_path / "p.tsv") == [['said "x', "y"]]
-    with pytest.raises(DataNotFoundError, match="does not exist"):
-        load_pair_rows(tmp_path / "missing.jsonl")
-    (tmp_path / "p.jsonl").write_text(
-        '{"dataset": "snli", "split": "dev", "sent0": "a", "sent1": "b", "hard_neg": "c"}\n', encoding="utf-8"
+            expected = 100 * spearmanr(cos[index], np.asarray(scores)[index])[0]
+            assert sides[side]["spearman"] == pytest.approx(expected)
+        else:
+            assert sides[side]["spearman"] is None, "Spearman of one pair is undefined"
+
+
+def test_oppn_sides_on_stsb_test(shared_data):
+    """STS-B test: the 511 Oppn pairs split into the two sides plus the pairs on a median."""
+    data = load_sts("STSBenchmark", shared_data)
+    result = cont_oppn_scores(data, np.arange(len(data), dtype=float))
+    sides = result["oppn_sides"]
+    assert result["oppn"]["pairs"] == 511
+    assert (
+        sides["high_overlap_low_score"]["pairs"]
+        + sides["low_overlap_high_score"]["pairs"]
+        + sides["on_median"]
+        == 511
     )
-    assert load_pair_rows(tmp_path / "p.jsonl") == [["a", "b", "c"]], (
-        "bookkeeping fields are not text columns"
+    assert sides["high_overlap_low_score"]["pairs"] > 50 and sides["low_overlap_high_score"]["pairs"] > 50
+
+
+def test_word_order_shuffle_is_seeded_and_counts_skips():
+    from st_debias.evaluation.bias import shuffle_word_order
+
+    sentences = ["one two three", "the cat sat on the mat .", "a a a a", "four words are here"]
+    pairs = shuffle_word_order(sentences, seed=3)
+    assert pairs.skipped_short == 1 and pairs.skipped_unchanged == 1, (
+        "too short; no shuffle changes 'a a a a'"
     )
-    assert load_pair_rows(tmp_path / "p.jsonl", columns=["sent1", "sent0"]) == [["b", "a"]]
-    assert load_pair_rows(tmp_path / "p.csv", columns=["sent1", "sent0"]) == [["c", "a, b"]]
-    with pytest.raises(ValueError, match="no column"):
-        load_pair_rows(tmp_path / "p.csv", columns=["anchor"])
-    (tmp_path / "p.txt").write_text("x", encoding="utf-8")
-    with pytest.raises(ValueError, match=".jsonl, .csv or .tsv"):
-        load_pair_rows(tmp_path / "p.txt")
+    assert pairs.sentences == ["the cat sat on the mat .", "four words are here"]
+    for original, shuffled in zip(pairs.sentences, pairs.shuffled, strict=True):
+        assert shuffled != original and sorted(shuffled.split()) == sorted(original.split())
+    assert shuffle_word_order(sentences, seed=3) == pairs
+    alone = shuffle_word_order(["four words are here"], seed=3)
+    assert alone.shuffled == pairs.shuffled[1:], "a sentence's shuffle does not depend on the others"
+    assert shuffle_word_order(sentences, seed=4).shuffled != pairs.shuffled
+
+
+def test_word_order_probe_numbers(fake_encoder_cls):
+    from st_debias.evaluation.bias import WordOrderPairs, word_order_probe
+
+    table = {"s1": [1, 0], "x1": [0.95, np.sqrt(1 - 0.9025)], "s2": [1, 0], "x2": [0.5, np.sqrt(0.75)]}
+    pairs = WordOrderPairs(
+        ["s1", "s2"], ["x1", "x2"], skipped_short=3, skipped_unchanged=0, seed=0, min_words=4
+    )
+    result = word_order_probe(EmbeddingCache(fake_encoder_cls(table, dim=2)), pairs)
+    assert result["mean_cosine"] == pytest.approx(0.725, abs=1e-6)
+    assert result["share_above"] == pytest.approx(0.5) and result["threshold"] == 0.9
+    assert result["pairs"] == 2 and result["skipped_short"] == 3
+    assert sum(result["histogram"]["counts"]) == 2
+    with pytest.raises(ValueError, match="3 sentences shorter than 4"):
+        word_order_probe(EmbeddingCache(fake_encoder_cls()), WordOrderPairs([], [], 3, 0, 0, 4))

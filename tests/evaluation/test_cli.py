@@ -27,9 +27,18 @@ def test_eval_two_models_side_by_side(tiny_st_dir, mini_data, tmp_path, capsys):
     assert entry["bias"]["cont_oppn"]["STSBenchmark"]["eligible"] is True
     assert entry["sources"]["sts"]["SICK-R"]["pairs"] == 60
     assert entry["sources"]["negation"]["files"] == {"glue_diagnostic.tsv": 12, "nan_nli.tsv": 8}
+    word_order = entry["bias"]["word_order"]
+    assert word_order["pairs"] + word_order["skipped_short"] + word_order["skipped_unchanged"] == 40
+    assert 0.0 <= word_order["share_above"] <= 1.0 and word_order["threshold"] == 0.9
+    assert entry["sources"]["word_order"]["lines"] == [1, 40] and entry["sources"]["word_order"]["seed"] == 0
+    sides = entry["bias"]["cont_oppn"]["STSBenchmark"]["oppn_sides"]
+    assert set(sides) == {"high_overlap_low_score", "low_overlap_high_score", "on_median"}
     assert results[0]["sts"] == results[1]["sts"]
     assert (out / "report.md").exists() and (out / "sts_scores.png").exists()
-    assert "| metric |" in capsys.readouterr().out
+    assert (out / "word_order_cosine_hist.png").exists()
+    printed = capsys.readouterr().out
+    assert "| metric |" in printed and "| word order mean cosine ↓ |" in printed
+    assert "Oppn: high overlap, low score" in printed
 
 
 def test_unique_sentences_encoded_once_across_tasks(tiny_model, mini_data):
@@ -49,7 +58,11 @@ def test_evaluate_model_mteb_block(tiny_model, mini_data):
     assert "bias" not in entry
     for task in STS_TASKS:
         assert entry["mteb"][task] == pytest.approx(entry["sts"][task], abs=1e-3)
-    assert entry["sources"]["mteb"]["sources"]["SICK-R"]["pairs"] == 4927
+    assert (
+        entry["sources"]["mteb"]["sources"]["SICK-R"]["pairs"]
+        == entry["sources"]["sts"]["SICK-R"]["pairs"]
+        == 60
+    )
 
 
 def test_missing_data_exit_code_and_message(tiny_st_dir, tmp_path, capsys):
@@ -96,3 +109,31 @@ def test_training_pair_file_through_cli(tiny_st_dir, mini_data, tmp_path):
     assert "sts" not in entry
     assert entry["sources"]["training_pairs"]["source"] == str(pairs)
     assert "pair lexical overlap, positive" in (out / "report.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.filterwarnings("ignore:.*get_sentence_embedding_dimension.*:FutureWarning")
+@pytest.mark.filterwarnings("ignore:The fill_missing parameter:DeprecationWarning")
+def test_cli_mteb_prints_one_row_per_task(tiny_st_dir, mini_data, tmp_path, capsys):
+    """Issue 12: `--tasks mteb` printed only the MTEB average."""
+    out = tmp_path / "eval"
+    code = main(
+        ["eval", str(tiny_st_dir), "--tasks", "mteb", "--output", str(out), "--data-dir", str(mini_data),
+         "--mteb-tasks", "STS16,STSBenchmark-Oppn,CANNOTNegationPC", "--no-progress"]
+    )  # fmt: skip
+    assert code == 0
+    printed = capsys.readouterr().out
+    for task in ("STS16", "STSBenchmark-Oppn", "CANNOTNegationPC"):
+        assert f"| MTEB {task} |" in printed
+    assert "| MTEB avg of 3 tasks |" in printed
+    entry = json.loads((out / "results.json").read_text(encoding="utf-8"))[0]
+    assert list(entry["mteb"]) == ["STS16", "STSBenchmark-Oppn", "CANNOTNegationPC", "avg"]
+
+
+def test_cli_unknown_local_mteb_task_names_task_and_folder(tiny_st_dir, mini_data, tmp_path, capsys):
+    code = main(
+        ["eval", str(tiny_st_dir), "--tasks", "mteb", "--output", str(tmp_path / "o"), "--data-dir",
+         str(mini_data), "--mteb-tasks", "STS17", "--mteb-data", "local"]
+    )  # fmt: skip
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "'STS17' has no local copy" in err and str(mini_data) in err

@@ -49,7 +49,14 @@ def test_local_task_metadata_and_fast_path_agree(tiny_model, mini_data):
     fast = spearman_x100(EmbeddingCache(tiny_model).cosine(data.sentences1, data.sentences2), data.scores)
     assert result["scores"]["SICK-R"] == pytest.approx(fast, abs=1e-4)
     assert result["data"] == "local"
-    assert result["sources"]["SICK-R"]["pairs"] == 4927 and "4,927" in result["sources"]["SICK-R"]["note"]
+    assert result["sources"]["SICK-R"]["pairs"] == len(data) == 60
+
+
+def test_sick_r_pair_count_is_the_real_one(tiny_model, mini_data):
+    """Issue 13: mteb_tasks overwrote SICK-R's pair count with 4,927, so 60 pairs were reported as 4,927."""
+    result = run_mteb(tiny_model, ["SICK-R"], data="local", data_dir=mini_data, label="tiny")
+    assert result["sources"]["SICK-R"]["pairs"] == 60
+    assert "4,927" not in result["sources"]["SICK-R"].get("note", "")
 
 
 def test_cache_never_mixes_checkpoints(tiny_model, tiny_model_other, mini_data, tmp_path):
@@ -80,5 +87,67 @@ def test_auto_uses_local_when_a_folder_is_set(mini_data, monkeypatch):
         mteb_tasks(["STS12"], data="web")
     with pytest.raises(DataNotFoundError, match="offline mode"):
         mteb_tasks(["STS12"], data="hub")
-    with pytest.raises(ValueError, match="Unknown STS task"):
+    with pytest.raises(DataNotFoundError, match=f"'STS22' has no local copy in the data folder {mini_data}"):
         local_task("STS22", mini_data)
+
+
+def test_run_mteb_accepts_a_model_path(tiny_model, tiny_st_dir, mini_data):
+    """Issue 12: run_mteb('path/to/model') failed with "'str' object has no attribute 'state_dict'"."""
+    from_path = run_mteb(str(tiny_st_dir), ["STS13"], data="local", data_dir=mini_data)
+    from_model = run_mteb(tiny_model, ["STS13"], data="local", data_dir=mini_data, label="tiny")
+    assert from_path["scores"]["STS13"] == pytest.approx(from_model["scores"]["STS13"], abs=1e-6)
+    assert from_path["model_name"] == "st-debias/final" and from_path["revision"] == from_model["revision"]
+
+
+def test_cont_oppn_tasks_score_like_the_bias_block(tiny_model, mini_data):
+    """STSBenchmark-Cont/-Oppn through mteb.evaluate give the Cont/Oppn Spearman of cont_oppn_scores."""
+    from st_debias.evaluation import cont_oppn_scores
+
+    result = run_mteb(
+        tiny_model, ["STSBenchmark-Cont", "STSBenchmark-Oppn"], data="local", data_dir=mini_data, label="tiny"
+    )
+    data = load_sts("STSBenchmark", mini_data)
+    block = cont_oppn_scores(data, EmbeddingCache(tiny_model).cosine(data.sentences1, data.sentences2))
+    assert block["eligible"]
+    assert result["scores"]["STSBenchmark-Cont"] == pytest.approx(block["cont"]["spearman"], abs=1e-4)
+    assert result["scores"]["STSBenchmark-Oppn"] == pytest.approx(block["oppn"]["spearman"], abs=1e-4)
+    assert result["sources"]["STSBenchmark-Oppn"]["pairs"] == block["oppn"]["pairs"]
+    task = local_task("STSBenchmark-Oppn", mini_data)
+    meta = task.metadata
+    assert meta.type == "STS" and meta.main_score == "cosine_spearman"
+    assert (
+        meta.reference.startswith("https://aclanthology.org/")
+        and meta.license
+        and "OssCSE" in meta.bibtex_citation
+    )
+    assert meta.dataset["path"].endswith("stsb_test.jsonl") and len(meta.dataset["revision"]) == 64
+    with pytest.raises(ValueError, match="STS12-Cont"):
+        local_task("STS12-Cont", mini_data)
+
+
+def test_pair_classification_probe_tasks(tiny_model, mini_data):
+    """CANNOT negations and word-order shuffles (label 0) against STS-B paraphrases (label 1), cosine AP."""
+    import numpy as np
+    from sklearn.metrics import average_precision_score
+
+    from st_debias.evaluation.mteb_probes import PARAPHRASE_THRESHOLD
+
+    names = ["CANNOTNegationPC", "WikiWordOrderPC"]
+    result = run_mteb(tiny_model, names, data="local", data_dir=mini_data, label="tiny")
+    assert set(result["scores"]) == {*names, "avg"}
+    cache = EmbeddingCache(tiny_model)
+    stsb = load_sts("STSBenchmark", mini_data)
+    para = [i for i, s in enumerate(stsb.scores) if s > PARAPHRASE_THRESHOLD]
+    for name in names:
+        task = local_task(name, mini_data)
+        task.load_data()
+        rows = task.dataset["test"]
+        labels = np.asarray(rows["labels"])
+        assert labels.sum() == len(para) and (labels == 0).sum() > 0
+        assert task.metadata.type == "PairClassification" and task.metadata.main_score == "cosine_ap"
+        expected = average_precision_score(labels, cache.cosine(rows["sentence1"], rows["sentence2"]))
+        assert result["scores"][name] == pytest.approx(100 * expected, abs=1e-3)
+    assert (
+        result["sources"]["WikiWordOrderPC"]["lines"][1] == 40
+        and result["sources"]["WikiWordOrderPC"]["seed"] == 0
+    )

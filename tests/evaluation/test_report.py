@@ -11,6 +11,7 @@ from st_debias.evaluation.report import (
     plot_cont_oppn,
     plot_negation_histograms,
     plot_scores,
+    plot_word_order_histograms,
     write_report,
 )
 from st_debias.evaluation.sts_data import STS_TASKS
@@ -32,6 +33,15 @@ def _entry(name: str, shift: float) -> dict:
                     "eligible": True,
                     "cont": {"pairs": 868, "spearman": 86.0 + shift},
                     "oppn": {"pairs": 511, "spearman": 66.0 - shift},
+                    "oppn_sides": {
+                        "high_overlap_low_score": {
+                            "pairs": 225,
+                            "spearman": 40.0 + shift,
+                            "mean_cosine": 0.7,
+                        },
+                        "low_overlap_high_score": {"pairs": 217, "spearman": 30.0, "mean_cosine": 0.6},
+                        "on_median": 69,
+                    },
                 },
                 "SICK-R": {
                     "eligible": False,
@@ -44,6 +54,14 @@ def _entry(name: str, shift: float) -> dict:
                 "mean_cosine": 0.86 - shift / 100,
                 "share_above": 0.75,
                 "threshold": 0.8,
+                "histogram": {"edges": HISTOGRAM_EDGES.tolist(), "counts": counts.tolist()},
+            },
+            "word_order": {
+                "pairs": 40,
+                "mean_cosine": 0.93 - shift / 100,
+                "share_above": 0.6,
+                "threshold": 0.9,
+                "skipped_short": 0,
                 "histogram": {"edges": HISTOGRAM_EDGES.tolist(), "counts": counts.tolist()},
             },
             "alignment_uniformity": {"alignment": 0.3, "uniformity": -2.0},
@@ -73,7 +91,7 @@ def test_score_bars_are_the_json_numbers(two_results):
 
 def test_cont_oppn_bars_only_for_eligible_sets(two_results):
     fig = plot_cont_oppn(two_results)
-    np.testing.assert_allclose(_bar_heights(fig), [86.0, 66.0, 88.0, 64.0])
+    np.testing.assert_allclose(_bar_heights(fig), [86.0, 66.0, 40.0, 30.0, 88.0, 64.0, 42.0, 30.0])
     assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["STSBenchmark"]
 
 
@@ -100,10 +118,59 @@ def test_compare_table_side_by_side_with_delta(two_results):
 def test_write_report_writes_markdown_and_png_files(two_results, tmp_path):
     report = write_report(two_results, tmp_path / "r")
     text = report.read_text(encoding="utf-8")
-    for png in ("sts_scores.png", "cont_oppn.png", "negation_cosine_hist.png"):
+    for png in ("sts_scores.png", "cont_oppn.png", "negation_cosine_hist.png", "word_order_cosine_hist.png"):
         path = tmp_path / "r" / png
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert path.stat().st_size > 5000, f"{png} looks empty"
         assert f"]({png})" in text
     assert "mteb_scores.png" not in text
     assert "/data/sts/sts12.jsonl" in text
+
+
+def test_negation_histogram_without_any_negation_block_does_not_crash():
+    """Issue 13: no entry with a negation block raised UnboundLocalError ('threshold') instead of drawing."""
+    entry = _entry("outputs/base", 0.0)
+    del entry["bias"]["negation"]
+    fig = plot_negation_histograms([entry])
+    assert len(fig.axes[0].patches) == 0
+
+
+def test_bars_start_at_zero(two_results):
+    """Issue 12: the y axis started near min − 10 (~25 here), magnifying small differences."""
+    for fig in (plot_scores(two_results, "sts"), plot_cont_oppn(two_results)):
+        assert fig.axes[0].get_ylim()[0] == 0.0
+    negative = _entry("m", 0.0)
+    negative["bias"]["cont_oppn"]["STSBenchmark"]["oppn"]["spearman"] = -12.0
+    assert plot_cont_oppn([negative]).axes[0].get_ylim()[0] < -12.0
+
+
+def test_average_label_says_how_many_tasks(two_results):
+    """Issue 12: a one-task mean was labelled 'STS-7 avg'."""
+    one = [{"model": "m", "sts": {"STSBenchmark": 80.0, "avg": 80.0}}]
+    assert "| **STS avg of 1 task** | 80.00 |" in compare_table(one)
+    ticks = [t.get_text() for t in plot_scores(one, "sts").axes[0].get_xticklabels()]
+    assert ticks == ["STSBenchmark", "STS avg of 1 task"]
+    assert "| **STS-7 avg** |" in compare_table(two_results)
+    mteb = [{"model": "m", "mteb": {"STS12": 70.0, "STS12-Oppn": 60.0, "avg": 65.0}}]
+    table = compare_table(mteb)
+    assert "| MTEB avg of 2 tasks | 65.00 |" in table
+    assert "| MTEB STS12 | 70.00 |" in table and "| MTEB STS12-Oppn | 60.00 |" in table, "one row per task"
+
+
+def test_cont_oppn_title_fits_with_one_dataset(two_results):
+    """Issue 12: with one eligible dataset the figure was narrower than its title, which was cut off."""
+    fig = plot_cont_oppn(two_results)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    title = fig.axes[0].title.get_window_extent(renderer)
+    assert title.x0 >= 0 and title.x1 <= fig.bbox.width
+
+
+def test_report_shows_oppn_sides_and_word_order(two_results, tmp_path):
+    table = compare_table(two_results)
+    assert "| STSBenchmark Oppn: high overlap, low score (n=225) | 40.00 | 42.00 | +2.00 |" in table
+    assert "| STSBenchmark Oppn: low overlap, high score, mean cosine | 0.600 | 0.600 | +0.000 |" in table
+    assert "| word order mean cosine ↓ | 0.930 | 0.910 | -0.020 |" in table
+    assert "| word order share > 0.9 ↓ | 0.600 | 0.600 | +0.000 |" in table
+    fig = plot_word_order_histograms(two_results)
+    assert len(fig.axes[0].patches) == 2

@@ -13,6 +13,8 @@ from sentence_transformers.sentence_transformer.losses import MultipleNegativesR
 from torch import nn
 
 from st_debias.losses import (
+    CachedFocalInfoNCE,
+    CachedMarginNegationLoss,
     DebiasInfoNCE,
     FocalInfoNCE,
     InstanceWeightedMNRL,
@@ -70,6 +72,12 @@ CASES = [
     Case(
         "RecallRegularizer(MarginNegationLoss, return_parts)",
         lambda: _recall_case(MarginNegationLoss(None, alpha=0.1, beta=0.1, return_parts=True), return_parts=True),
+        4,
+    ),
+    Case("CachedFocalInfoNCE", lambda: CachedFocalInfoNCE(None, margin=0.3), 3),
+    Case(
+        "CachedMarginNegationLoss",
+        lambda: CachedMarginNegationLoss(None, alpha=0.1, beta=0.1, margin_weight=1.0, return_parts=True),
         4,
     ),
 ]

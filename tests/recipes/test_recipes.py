@@ -113,7 +113,11 @@ def test_cli_train_runs_a_recipe(tiny_bert_dir: Path, tmp_path: Path, capsys) ->
     ])
     assert code == 0
     assert (tmp_path / "run" / "model" / "model.safetensors").exists()
-    assert "Saved model:" in capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert "Saved model:" in captured.out
+    # Each long stage says what it does, with counts, before its progress bar.
+    assert "[st-debias] Building rows: (anchor, anchor) SimCSE pairs from 16 corpus sentences" in captured.err
+    assert "[st-debias] Training: 2 steps of 8 rows (anchor, positive; up to 16 tokens)" in captured.err
 
 
 BAD_RECIPE_FIELDS = [

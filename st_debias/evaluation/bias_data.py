@@ -1,0 +1,226 @@
+"""Reading the bias-probe data: CANNOT negation pairs, the held-out Wikipedia slice of the word-order probe,
+and training-pair files. The probe maths lives in :mod:`st_debias.evaluation.bias`.
+
+* CANNOT: ``*.tsv`` files of ``probes/cannot`` sorted by name, rows in file order, first N pairs.
+* Word-order sentences: the **last** N lines (default 1,000) of ``corpus/wiki_sentences.txt``. Training
+  recipes read the corpus from its first line (``read_sentences(path, limit)``, steps × batch size lines, ×3
+  for the negation recipe: 38,400 at the default 200 × 64), so the tail is held out unless a run reads
+  more than 199,000 of the 200,000 lines.
+* Training-pair files: ``.jsonl``, ``.csv`` or ``.tsv`` rows of (anchor, positive, negatives…).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from st_debias.data.io.corpus import WIKI_CORPUS
+from st_debias.datafiles import tsv_records
+from st_debias.paths import DATA_ENV, DataNotFoundError, data_file
+
+#: The CANNOT probe files in the default order: sorted by file name. With the first 3,000 pairs this is
+#: glue_diagnostic (154), nan_nli (117), wikifactcheck_english_0 (904), and the first 1,825 of
+#: wikifactcheck_english_1 — the order that reproduces docs/evaluation.md (mean cosine 0.86, 75.5 % > 0.8).
+CANNOT_DIR = "probes/cannot"
+DEFAULT_NEGATION_PAIRS = 3000
+
+#: Lines taken from the end of the Wikipedia corpus for the word-order probe.
+DEFAULT_WORD_ORDER_LINES = 1000
+
+
+@dataclass(frozen=True)
+class NegationPairs:
+    """Sentence / negation pairs (and optional paraphrases) with their provenance."""
+
+    sentences: list[str]
+    negations: list[str]
+    paraphrases: list[str | None]
+    source: str
+    files: dict[str, int]
+
+    def __len__(self) -> int:
+        return len(self.sentences)
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-ready provenance: folder, pairs taken from each file (in order), total."""
+        return {
+            "source": self.source,
+            "order": "files sorted by name, rows in file order, first N pairs",
+            "files": self.files,
+            "pairs": len(self),
+            "paraphrase_pairs": sum(p is not None for p in self.paraphrases),
+        }
+
+
+def read_negation_tsv(path: str | os.PathLike[str]) -> list[tuple[str, str, str | None]]:
+    """Rows ``(sentence, negated, paraphrase|None)`` of a CANNOT-style TSV with a header.
+
+    Columns by header name: ``sentence``, ``negated``, and optionally ``paraphrase`` (read with
+    ``csv.QUOTE_NONE``: sentences contain bare double quotes).
+
+    Raises:
+        st_debias.datafiles.DataFileError: not UTF-8, a header without ``sentence`` or ``negated``, a row with
+            the wrong number of fields or an empty sentence; the message names file, line and column.
+    """
+    return [
+        (row["sentence"], row["negated"], row.get("paraphrase") or None)
+        for _, row in tsv_records(path, ["sentence", "negated"], optional=["paraphrase"])
+    ]
+
+
+def load_negation_pairs(
+    data_dir: str | os.PathLike[str] | None = None,
+    limit: int | None = DEFAULT_NEGATION_PAIRS,
+    folder: str | os.PathLike[str] | None = None,
+) -> NegationPairs:
+    """The CANNOT negation probe: ``*.tsv`` files of ``probes/cannot`` sorted by name, first ``limit`` pairs.
+
+    Args:
+        data_dir: data folder (default ``$ST_DEBIAS_DATA``).
+        limit: number of pairs (None = all 15,241). The default 3,000 is the reported probe (docs/evaluation.md).
+        folder: a folder of TSV files to use instead of ``<data_dir>/probes/cannot``.
+
+    Raises:
+        DataNotFoundError: the folder is missing or holds no ``.tsv`` file.
+    """
+    root = Path(folder) if folder is not None else data_file(CANNOT_DIR, data_dir)
+    files = sorted(root.glob("*.tsv"))
+    if not files:
+        raise DataNotFoundError(
+            f"No .tsv negation files in {root.resolve()}. Set {DATA_ENV} to a folder holding {CANNOT_DIR}/."
+        )
+    sentences: list[str] = []
+    negations: list[str] = []
+    paraphrases: list[str | None] = []
+    taken: dict[str, int] = {}
+    for path in files:
+        if limit is not None and len(sentences) >= limit:
+            break
+        rows = read_negation_tsv(path)
+        if limit is not None:
+            rows = rows[: limit - len(sentences)]
+        taken[path.name] = len(rows)
+        for sentence, negation, paraphrase in rows:
+            sentences.append(sentence)
+            negations.append(negation)
+            paraphrases.append(paraphrase)
+    return NegationPairs(sentences, negations, paraphrases, str(root.resolve()), taken)
+
+
+@dataclass(frozen=True)
+class CorpusSlice:
+    """Consecutive lines of a one-sentence-per-line corpus, with their 1-based line numbers."""
+
+    sentences: list[str]
+    source: str
+    first_line: int
+    last_line: int
+    total_lines: int
+
+    def __len__(self) -> int:
+        return len(self.sentences)
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-ready provenance: file, line range and how the slice was chosen."""
+        return {
+            "source": self.source,
+            "lines": [self.first_line, self.last_line],
+            "total_lines": self.total_lines,
+            "order": "last N lines of the corpus (training reads from the first line)",
+        }
+
+
+def load_word_order_sentences(
+    data_dir: str | os.PathLike[str] | None = None,
+    count: int = DEFAULT_WORD_ORDER_LINES,
+    path: str | os.PathLike[str] | None = None,
+) -> CorpusSlice:
+    """The last ``count`` lines of the Wikipedia corpus (or of ``path``): the word-order probe's sentences.
+
+    Args:
+        data_dir: data folder (default ``$ST_DEBIAS_DATA``).
+        count: lines to take from the end of the file (fewer if the file is shorter).
+        path: a one-sentence-per-line file to use instead of ``<data_dir>/corpus/wiki_sentences.txt``.
+
+    Raises:
+        ValueError: ``count`` < 1.
+        DataNotFoundError: the file is missing or empty.
+    """
+    if count < 1:
+        raise ValueError(f"count must be ≥ 1, got {count}")
+    file = Path(path) if path is not None else data_file(WIKI_CORPUS, data_dir)
+    if not file.is_file():
+        raise DataNotFoundError(f"Missing corpus file {file.resolve()}. Set {DATA_ENV} or pass data_dir=...")
+    total = 0
+    tail: deque[str] = deque(maxlen=count)
+    with file.open(encoding="utf-8") as handle:
+        for total, line in enumerate(handle, start=1):  # noqa: B007 - total is the line count afterwards
+            tail.append(line.rstrip("\n"))
+    if not tail:
+        raise DataNotFoundError(f"Corpus file {file.resolve()} is empty")
+    return CorpusSlice(list(tail), str(file.resolve()), total - len(tail) + 1, total, total)
+
+
+#: Fields of a .jsonl training-pair file that are bookkeeping, not text columns.
+PAIR_METADATA_FIELDS = frozenset(
+    {"dataset", "split", "subset", "genre", "source", "id", "pair_id", "label", "year"}
+)
+
+
+def load_pair_rows(
+    path: str | os.PathLike[str], limit: int | None = None, columns: Sequence[str] | None = None
+) -> list[list[str]]:
+    """Rows of a training-pair file: ``.jsonl``, ``.csv`` (quoted, header) or ``.tsv`` (header, ``QUOTE_NONE``).
+
+    Column 0 is the anchor, 1 the positive, the rest negatives. ``columns`` names them explicitly (header or
+    JSON field names); otherwise a ``.jsonl`` row uses its string fields in order minus
+    :data:`PAIR_METADATA_FIELDS` (so ``{"dataset", "split", "sent0", "sent1", "hard_neg"}`` gives
+    sent0/sent1/hard_neg) and a ``.csv``/``.tsv`` row uses every column.
+
+    Raises:
+        DataNotFoundError: the file does not exist.
+        ValueError: unknown extension, or a named column is missing.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DataNotFoundError(f"Training-pair file {path.resolve()} does not exist")
+    rows: list[list[str]] = []
+    with path.open(encoding="utf-8", newline="") as handle:
+        if path.suffix == ".jsonl":
+            for line_number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                record = json.loads(line)
+                if columns is not None:
+                    missing = [c for c in columns if c not in record]
+                    if missing:
+                        raise ValueError(f"{path}:{line_number}: no field(s) {missing}")
+                    rows.append([record[c] for c in columns])
+                else:
+                    rows.append(
+                        [v for k, v in record.items() if isinstance(v, str) and k not in PAIR_METADATA_FIELDS]
+                    )
+        elif path.suffix in (".csv", ".tsv"):
+            if path.suffix == ".csv":
+                reader = csv.reader(handle)
+            else:
+                reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
+            header = next(reader, None) or []
+            index = list(range(len(header)))
+            if columns is not None:
+                missing = [c for c in columns if c not in header]
+                if missing:
+                    raise ValueError(f"{path}: header {header} has no column(s) {missing}")
+                index = [header.index(c) for c in columns]
+            rows = [[row[i] for i in index if i < len(row)] for row in reader if row]
+        else:
+            raise ValueError(f"{path}: training-pair files must be .jsonl, .csv or .tsv")
+        if limit is not None:
+            rows = rows[:limit]
+    return rows

@@ -1,0 +1,73 @@
+"""Crash-safe file writes and early output checks shared by every command.
+
+A write goes to a temporary name in the same folder and is renamed into place (``os.replace``), so an
+interrupted or failed write (a kill, a full disk) never leaves a truncated file under the final name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+__all__ = ["atomic_write_json", "atomic_write_text", "check_writable_folder", "publish_folder"]
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` through a temporary file in the same folder, then rename it."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def atomic_write_json(path: str | os.PathLike[str], data: Any, indent: int | None = 2) -> Path:
+    """:func:`atomic_write_text` of ``data`` as JSON (non-JSON values written with ``str``)."""
+    return atomic_write_text(path, json.dumps(data, indent=indent, default=str) + "\n")
+
+
+def publish_folder(staging: Path, target: Path) -> bool:
+    """Rename a fully written ``staging`` folder to ``target``; False (staging removed) if another process won.
+
+    Two processes building the same cache entry both finish; the first rename wins and the second
+    discards its own copy rather than overwriting a folder another process may be reading.
+    """
+    try:
+        os.replace(staging, target)
+    except OSError:
+        if not target.exists():
+            raise
+        shutil.rmtree(staging, ignore_errors=True)
+        return False
+    return True
+
+
+def check_writable_folder(path: str | os.PathLike[str], what: str = "--output") -> Path:
+    """Create ``path`` if needed and prove a file can be written there; raise ``OSError`` naming it otherwise.
+
+    Commands call this before any long work, so an unwritable output is reported in seconds, not after
+    the run.
+    """
+    folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise NotADirectoryError(f"{what} {folder} is a file, not a folder.")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, probe = tempfile.mkstemp(dir=folder, prefix=".write-check-")
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as error:
+        raise OSError(f"{what} {folder} is not writable: {error.strerror or error}.") from error
+    return folder

@@ -1,0 +1,91 @@
+"""Bias-probe data: CANNOT file order and parsing, the word-order corpus slice, training-pair files."""
+
+from __future__ import annotations
+
+import pytest
+
+from st_debias.evaluation.bias_data import (
+    load_negation_pairs,
+    load_pair_rows,
+    load_word_order_sentences,
+    read_negation_tsv,
+)
+from st_debias.paths import DataNotFoundError
+
+
+def test_default_negation_probe_is_sorted_files_first_3000(shared_data):
+    """The reported probe's '0.86 / 75.5 %' (docs/evaluation.md) is reproduced by files sorted by name, first 3,000 pairs."""
+    pairs = load_negation_pairs(shared_data)
+    assert len(pairs) == 3000
+    assert pairs.files == {
+        "glue_diagnostic.tsv": 154,
+        "nan_nli.tsv": 117,
+        "wikifactcheck_english_0.tsv": 904,
+        "wikifactcheck_english_1.tsv": 1825,
+    }
+    assert pairs.sentences[0] == "The cat sat on the mat."
+    assert pairs.negations[0] == "The cat did not sit on the mat."
+    assert len(load_negation_pairs(shared_data, limit=None)) == 15241
+
+
+def test_negation_tsv_keeps_bare_quotes(tmp_path):
+    path = tmp_path / "q.tsv"
+    path.write_text(
+        'sentence\tnegated\tparaphrase\nHe said "yes.\tHe said "no.\t\nA\tNot A\tAlso A\n', encoding="utf-8"
+    )
+    rows = read_negation_tsv(path)
+    assert rows == [('He said "yes.', 'He said "no.', None), ("A", "Not A", "Also A")]
+    (tmp_path / "bad.tsv").write_text("a\tb\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="lacks the column"):
+        read_negation_tsv(tmp_path / "bad.tsv")
+
+
+def test_missing_probe_folder_names_it(tmp_path):
+    with pytest.raises(DataNotFoundError, match="probes/cannot"):
+        load_negation_pairs(tmp_path)
+
+
+def test_load_pair_rows_formats(tmp_path):
+    (tmp_path / "p.csv").write_text('sent0,sent1,hard_neg\n"a, b",c,d\n', encoding="utf-8")
+    (tmp_path / "p.tsv").write_text('a\tb\nsaid "x\ty\n', encoding="utf-8")
+    assert load_pair_rows(tmp_path / "p.csv") == [["a, b", "c", "d"]]
+    assert load_pair_rows(tmp_path / "p.tsv") == [['said "x', "y"]]
+    with pytest.raises(DataNotFoundError, match="does not exist"):
+        load_pair_rows(tmp_path / "missing.jsonl")
+    (tmp_path / "p.jsonl").write_text(
+        '{"dataset": "snli", "split": "dev", "sent0": "a", "sent1": "b", "hard_neg": "c"}\n', encoding="utf-8"
+    )
+    assert load_pair_rows(tmp_path / "p.jsonl") == [["a", "b", "c"]], (
+        "bookkeeping fields are not text columns"
+    )
+    assert load_pair_rows(tmp_path / "p.jsonl", columns=["sent1", "sent0"]) == [["b", "a"]]
+    assert load_pair_rows(tmp_path / "p.csv", columns=["sent1", "sent0"]) == [["c", "a, b"]]
+    with pytest.raises(ValueError, match="no column"):
+        load_pair_rows(tmp_path / "p.csv", columns=["anchor"])
+    (tmp_path / "p.txt").write_text("x", encoding="utf-8")
+    with pytest.raises(ValueError, match=".jsonl, .csv or .tsv"):
+        load_pair_rows(tmp_path / "p.txt")
+
+
+def test_word_order_slice_is_the_corpus_tail(tmp_path):
+    """The probe reads the LAST lines (training reads from the first), with their line numbers."""
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("".join(f"sentence number {i} here\n" for i in range(1, 11)), encoding="utf-8")
+    tail = load_word_order_sentences(path=corpus, count=3)
+    assert tail.sentences == [f"sentence number {i} here" for i in (8, 9, 10)]
+    assert tail.describe()["lines"] == [8, 10] and tail.total_lines == 10
+    assert len(load_word_order_sentences(path=corpus, count=50)) == 10
+    with pytest.raises(DataNotFoundError, match="corpus/wiki_sentences.txt"):
+        load_word_order_sentences(tmp_path)
+    with pytest.raises(ValueError, match="count must be"):
+        load_word_order_sentences(path=corpus, count=0)
+
+
+def test_word_order_slice_is_disjoint_from_the_training_read(shared_data):
+    """Recipes read the corpus with ``read_sentences(path, limit)`` from line 1: the tail never overlaps it."""
+    from st_debias.data.io.corpus import read_sentences
+
+    tail = load_word_order_sentences(shared_data)
+    assert tail.describe()["lines"] == [199_001, 200_000]
+    head = set(read_sentences(shared_data / "corpus" / "wiki_sentences.txt", limit=64 * 1000 * 3))
+    assert not head & set(tail.sentences)

@@ -1,0 +1,264 @@
+"""``st-debias train`` failure modes: each test names the silent failure it guards against (issue 11)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from st_debias.cli import main
+from st_debias.recipes import load_recipe, override
+from st_debias.recipes.data import build_rows, read_corpus
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _train_args(model_dir: Path, output: Path, cache: Path, *extra: str) -> list[str]:
+    return [
+        "train", "--model", str(model_dir), "--batch-size", "8", "--max-seq-length", "16",
+        "--output", str(output), "--cache-dir", str(cache), "--no-eval", *extra,
+    ]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def focal_run(tiny_bert_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished 4-step focal run with checkpoints at steps 2 and 4 (copy it before changing it)."""
+    root = tmp_path_factory.mktemp("focal-run")
+    code = main(_train_args(tiny_bert_dir, root / "run", root / "cache", "--recipe", "focal", "--steps", "4",
+                            "--eval-steps", "2"))  # fmt: skip
+    assert code == 0
+    return root / "run"
+
+
+def _copy(run: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "run"
+    shutil.copytree(run, target)
+    return target
+
+
+def test_resume_refuses_another_recipes_run(
+    focal_run: Path, tiny_bert_dir: Path, tmp_path: Path, capsys
+) -> None:
+    """Failure: resuming a focal folder with --recipe simcse ran no step and saved the focal model as simcse, exit 0."""
+    run = _copy(focal_run, tmp_path)
+    model_before = (run / "model" / "model.safetensors").read_bytes()
+    code = main(
+        _train_args(
+            tiny_bert_dir, run, tmp_path / "cache", "--recipe", "simcse", "--steps", "60", "--resume"
+        )
+    )
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "holds a different run" in err and "'focal'" in err and "'simcse'" in err
+    assert (run / "model" / "model.safetensors").read_bytes() == model_before
+    assert json.loads((run / "run.json").read_text())["recipe"] == "focal"
+
+
+def test_resume_refuses_another_seed(focal_run: Path, tiny_bert_dir: Path, tmp_path: Path, capsys) -> None:
+    """Failure: a resumed run with another seed silently mixed two runs' data orders."""
+    run = _copy(focal_run, tmp_path)
+    code = main(_train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "6", "--seed", "7",
+                            "--resume"))  # fmt: skip
+    assert code == 2
+    assert "seed: folder has 42, this run has 7" in capsys.readouterr().err
+
+
+def test_rerun_without_resume_refuses_then_overwrite_replaces(
+    focal_run: Path, tiny_bert_dir: Path, tmp_path: Path, capsys
+) -> None:
+    """Failure: a second run into the same --output silently overwrote the first run's model and checkpoints."""
+    run = _copy(focal_run, tmp_path)
+    args = _train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "simcse", "--steps", "2")
+    assert main(args) == 2
+    assert "already holds a run" in capsys.readouterr().err
+    assert json.loads((run / "run.json").read_text())["recipe"] == "focal"
+    assert main([*args, "--overwrite"]) == 0
+    assert json.loads((run / "run.json").read_text())["recipe"] == "simcse"
+    assert sorted(p.name for p in (run / "checkpoints").glob("checkpoint-*")) == ["checkpoint-2"], (
+        "old checkpoints kept"
+    )
+
+
+def test_resume_skips_a_partial_checkpoint(
+    focal_run: Path, tiny_bert_dir: Path, tmp_path: Path, caplog
+) -> None:
+    """Failure: a checkpoint cut short by a kill/full disk (only config.json) made every --resume fail."""
+    run = _copy(focal_run, tmp_path)
+    partial = run / "checkpoints" / "checkpoint-5"
+    partial.mkdir()
+    shutil.copy(run / "checkpoints" / "checkpoint-4" / "config.json", partial / "config.json")
+    with caplog.at_level(logging.WARNING):
+        code = main(_train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "6",
+                                "--eval-steps", "2", "--resume"))  # fmt: skip
+    assert code == 0
+    assert (
+        f"Skipped partial checkpoint(s) {partial}; resuming from {run / 'checkpoints' / 'checkpoint-4'}"
+        in caplog.text
+    )
+    state = json.loads((run / "checkpoints" / "checkpoint-6" / "trainer_state.json").read_text())
+    assert state["global_step"] == 6
+
+
+def test_resume_given_a_partial_checkpoint_names_it(
+    focal_run: Path, tiny_bert_dir: Path, tmp_path: Path, capsys
+) -> None:
+    """Failure: --resume PATH at a partial checkpoint failed deep in transformers ("Unrecognized model")."""
+    run = _copy(focal_run, tmp_path)
+    (run / "checkpoints" / "checkpoint-4" / "trainer_state.json").unlink()
+    code = main(_train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "6",
+                            "--resume", str(run / "checkpoints" / "checkpoint-4")))  # fmt: skip
+    assert code == 2
+    assert "not a complete checkpoint" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("extra", "corpus_lines", "message"),
+    [
+        (["--sentences", "5"], None, "built 5 training rows from 5 corpus sentences (skipped by reason: none), fewer than one batch of 8"),
+        (["--batch-size", "64", "--sentences", "40"], None, "built 40 training rows from 40 corpus sentences (skipped by reason: none), fewer than one batch of 64"),
+        ([], ["The same sentence again."] * 20, "built 1 training rows from 16 corpus sentences (skipped by reason: duplicate: 15)"),
+    ],
+    ids=["sentences-5", "batch-larger-than-rows", "all-but-one-skipped"],
+)  # fmt: skip
+def test_zero_training_steps_is_an_error(
+    extra: list[str],
+    corpus_lines: list[str] | None,
+    message: str,
+    tiny_bert_dir: Path,
+    tmp_path: Path,
+    capsys,
+) -> None:
+    """Failure: too few rows for one batch trained 0 steps, saved the start model unchanged and exited 0."""
+    args = _train_args(
+        tiny_bert_dir, tmp_path / "run", tmp_path / "cache", "--recipe", "simcse", "--steps", "2", *extra
+    )
+    if corpus_lines is not None:
+        corpus = tmp_path / "corpus.txt"
+        corpus.write_text("\n".join(corpus_lines) + "\n")
+        args += ["--corpus", str(corpus)]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert message in err and "no training step can run" in err
+    assert not (tmp_path / "run" / "model").exists()
+
+
+def test_steps_zero_names_the_step_count(tiny_bert_dir: Path, tmp_path: Path, capsys) -> None:
+    """Failure: --steps 0 reported 'Corpus default has no non-empty sentence.' instead of the step count."""
+    code = main(
+        _train_args(
+            tiny_bert_dir, tmp_path / "run", tmp_path / "cache", "--recipe", "simcse", "--steps", "0"
+        )
+    )
+    assert code == 2
+    assert "--steps must be at least 1, got 0" in capsys.readouterr().err
+
+
+def test_unwritable_output_is_found_before_training(
+    tiny_bert_dir: Path, tmp_path: Path, capsys, monkeypatch
+) -> None:
+    """Failure: an unwritable --output was found only after the whole run (model loaded, rows built, trained)."""
+    from st_debias.recipes import train
+
+    def fail(*args, **kwargs):
+        raise AssertionError("loaded the model before checking --output")
+
+    monkeypatch.setattr(train, "load_start_model", fail)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    code = main(
+        _train_args(tiny_bert_dir, blocker / "run", tmp_path / "cache", "--recipe", "simcse", "--steps", "2")
+    )
+    assert code == 2
+    assert f"--output {blocker / 'run'} is not writable" in capsys.readouterr().err
+
+
+def test_row_cache_rebuilds_a_truncated_report(tmp_path: Path, tiny_model, caplog) -> None:
+    """Failure: a report.json truncated by a full disk made every later run fail ('Unterminated string'), no path."""
+    recipe = override(load_recipe("simcse"), steps=2, batch_size=8)
+    sentences = read_corpus(None, 16)
+    rows, _ = build_rows(recipe, sentences, tiny_model, cache_dir=tmp_path, show_progress_bar=False)
+    (entry,) = (tmp_path / "rows").iterdir()
+    report = entry / "report.json"
+    report.write_text(report.read_text()[:40])
+    with caplog.at_level(logging.WARNING):
+        again, again_report = build_rows(
+            recipe, sentences, tiny_model, cache_dir=tmp_path, show_progress_bar=False
+        )
+    assert f"Row cache entry {entry} is unreadable" in caplog.text
+    assert again["anchor"] == rows["anchor"] and again_report["rows_used"] == 16
+    assert json.loads(report.read_text())["rows_used"] == 16, "the corrupt entry was not rewritten"
+
+
+def test_row_cache_write_failure_leaves_no_entry(tmp_path: Path, tiny_model, monkeypatch) -> None:
+    """Failure: a full disk while writing the cache left a half entry under the final name, read as valid later."""
+    from st_debias.recipes import data
+
+    recipe = override(load_recipe("simcse"), steps=2, batch_size=8)
+    sentences = read_corpus(None, 16)
+
+    def disk_full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(data, "atomic_write_json", disk_full)
+    with pytest.raises(OSError, match="No space left"):
+        build_rows(recipe, sentences, tiny_model, cache_dir=tmp_path, show_progress_bar=False)
+    assert list((tmp_path / "rows").iterdir()) == [], "a partial cache entry was left behind"
+
+
+def _env() -> dict[str, str]:
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(REPO),
+        OMP_NUM_THREADS="1",
+        MKL_NUM_THREADS="1",
+        TOKENIZERS_PARALLELISM="false",
+    )
+    env.pop("RANK", None)
+    return env
+
+
+def test_sigterm_saves_a_checkpoint_and_exits_non_zero(tiny_bert_dir: Path, tmp_path: Path) -> None:
+    """Failure: SIGTERM (a pre-empted job) ended training with no checkpoint, losing every step since the last one."""
+    run = tmp_path / "run"
+    command = [sys.executable, "-m", "st_debias.cli",
+               *_train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "simcse", "--steps", "100000",
+                            "--eval-steps", "50000", "--sentences", "64")]  # fmt: skip
+    process = subprocess.Popen(
+        command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=_env(), cwd=REPO
+    )
+    err: list[str] = []
+
+    def read() -> None:
+        for line in process.stderr:
+            err.append(line)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and process.poll() is None:
+            if any("[st-debias train] training" in line for line in err):
+                time.sleep(2)  # let a few steps run
+                break
+            time.sleep(0.5)
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=120)
+    finally:
+        process.kill()
+    reader.join(timeout=10)
+    err_text = "".join(err)
+    assert process.returncode == 128 + signal.SIGTERM, err_text[-3000:]
+    assert "interrupted by SIGTERM at step" in err_text and "--resume" in err_text
+    (checkpoint,) = (run / "checkpoints").glob("checkpoint-*")
+    state = json.loads((checkpoint / "trainer_state.json").read_text())
+    assert checkpoint.name == f"checkpoint-{state['global_step']}" and state["global_step"] >= 1
+    assert not (run / "model").exists(), "an interrupted run must not publish a model"
