@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
 import platform
 import statistics
 import sys
@@ -30,7 +29,9 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=64)
@@ -50,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         RecallRegularizer,
     )
     from st_debias.paths import load_model
+    from st_debias.provenance import stamp, uptime, write_stamped_json
 
     torch.manual_seed(0)
     model = load_model(args.model)
@@ -76,22 +78,53 @@ def main(argv: list[str] | None = None) -> int:
         "FocalInfoNCE": (FocalInfoNCE(model), "pair", None, "pair", ""),
         "DebiasInfoNCE (a, p, n1, n2)": (DebiasInfoNCE(model), "ipw", None, "ipw", ""),
         "MarginNegationLoss (contrastive=paraphrase)": (
-            MarginNegationLoss(model, contrastive="paraphrase"), "triplet", None, "triplet", ""),
+            MarginNegationLoss(model, contrastive="paraphrase"),
+            "triplet",
+            None,
+            "triplet",
+            "",
+        ),
         "MarginNegationLoss (contrastive=dropout)": (
-            MarginNegationLoss(model, contrastive="dropout"), "negation+view", None, "ipw",
-            "embeds the anchor twice (SimCSE view): 4 columns vs MNRL on the same 4 columns"),
-        "RecallRegularizer(FocalInfoNCE)": (RecallRegularizer(model, FocalInfoNCE(model)), "pair", None, "pair", ""),
+            MarginNegationLoss(model, contrastive="dropout"),
+            "negation+view",
+            None,
+            "ipw",
+            "embeds the anchor twice (SimCSE view): 4 columns vs MNRL on the same 4 columns",
+        ),
+        "RecallRegularizer(FocalInfoNCE)": (
+            RecallRegularizer(model, FocalInfoNCE(model)),
+            "pair",
+            None,
+            "pair",
+            "",
+        ),
         "InstanceWeightedMNRL (precomputed guide)": (
-            InstanceWeightedMNRL(model, labels="guide_embeddings"), "pair", guide_labels, "pair", ""),
+            InstanceWeightedMNRL(model, labels="guide_embeddings"),
+            "pair",
+            guide_labels,
+            "pair",
+            "",
+        ),
         "InstanceWeightedMNRL (precomputed guide + noise k=1)": (
-            InstanceWeightedMNRL(model, labels="guide_embeddings", noise_ratio=1.0), "pair", guide_labels, "pair", ""),
+            InstanceWeightedMNRL(model, labels="guide_embeddings", noise_ratio=1.0),
+            "pair",
+            guide_labels,
+            "pair",
+            "",
+        ),
         "InstanceWeightedMNRL (live guide)": (
-            InstanceWeightedMNRL(model, guide=guide), "pair", None, "pair", "runs the guide's forward every step"),
+            InstanceWeightedMNRL(model, guide=guide),
+            "pair",
+            None,
+            "pair",
+            "runs the guide's forward every step",
+        ),
     }
     baselines = {"pair": "MNRL (pairs)", "triplet": "MNRL (triplets)", "ipw": "MNRL (4 columns)"}
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-9)  # a real update, negligible drift
     model.train()
     times: dict[str, list[float]] = {name: [] for name in cases}
+    uptime_before = uptime()
     for round_index in range(args.warmup + args.steps):
         for name, (loss, feature_set, labels, _, _) in cases.items():
             batch = [dict(f) for f in features[feature_set]]
@@ -106,38 +139,45 @@ def main(argv: list[str] | None = None) -> int:
                 times[name].append(elapsed)
         print(f"round {round_index + 1}/{args.warmup + args.steps}", file=sys.stderr, flush=True)
 
+    uptime_after = uptime()
     medians = {name: statistics.median(values) for name, values in times.items()}
     rows = []
     for name, (_, _, _, baseline_set, note) in cases.items():
         baseline = baselines[baseline_set]
-        rows.append({
-            "case": name,
-            "median_step_s": round(medians[name], 4),
-            "baseline": baseline,
-            "ratio": round(medians[name] / medians[baseline], 3),
-            "note": note,
-        })
+        rows.append(
+            {
+                "case": name,
+                "median_step_s": round(medians[name], 4),
+                "baseline": baseline,
+                "ratio": round(medians[name] / medians[baseline], 3),
+                "note": note,
+            }
+        )
     result = {
         "command": "python benchmarks/overhead.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         "steps": args.steps,
         "batch_size": b,
         "max_seq_length": args.max_seq_length,
-        "machine": {"platform": platform.platform(), "threads": torch.get_num_threads(),
-                    "load_average": list(__import__("os").getloadavg())},
+        "machine": {"platform": platform.platform(), "threads": torch.get_num_threads()},
+        "uptime_before": uptime_before,
+        "uptime_after": uptime_after,
         "rows": rows,
     }
-    output_path = Path(args.output)
-    output_path.parent.mkdir(parents=True, exist_ok=True)
-    output_path.write_text(json.dumps(result, indent=1))
+    provenance = stamp()
+    output_path = write_stamped_json(args.output, result, provenance, indent=1)
     lines = [
         "| case | median step (s) | baseline | ratio | note |",
         "|---|---:|---|---:|---|",
-        *[f"| {r['case']} | {r['median_step_s']:.3f} | {r['baseline']} | {r['ratio']:.3f} | {r['note']} |" for r in rows],
+        *[
+            f"| {r['case']} | {r['median_step_s']:.3f} | {r['baseline']} | {r['ratio']:.3f} | {r['note']} |"
+            for r in rows
+        ],
     ]
     output_path.with_suffix(".md").write_text(
         f"# Loss overhead vs MultipleNegativesRankingLoss\n\n`{result['command']}` — median of {args.steps} "
-        f"interleaved steps, batch {b}, {args.max_seq_length} tokens, load average at the end "
-        f"{result['machine']['load_average']}.\n\n" + "\n".join(lines) + "\n"
+        f"interleaved steps, batch {b}, {args.max_seq_length} tokens, load average before "
+        f"{uptime_before['loadavg']} and after {uptime_after['loadavg']}; commit {provenance['commit']}"
+        f"{' (uncommitted changes)' if provenance['dirty'] else ''}.\n\n" + "\n".join(lines) + "\n"
     )
     print("\n".join(lines))
     return 0

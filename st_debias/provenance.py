@@ -1,12 +1,17 @@
 """What produced a result: git commit, package versions and rule-based builder versions.
 
-Every benchmark result file carries :func:`stamp` under ``"provenance"``; :func:`stamp_differences` says
-why an old result no longer matches the code, so scripts rerun it instead of silently reusing it.
+Every benchmark result file carries :func:`stamp` under ``"provenance"`` (:func:`write_stamped_json` writes
+one); :func:`stamp_differences` says why an old result no longer matches the code, so scripts rerun it
+instead of silently reusing it. Timed scripts also record the machine load with :func:`uptime` before and
+after the timed part.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
+import tempfile
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -61,7 +66,52 @@ def stamp_differences(old: dict[str, Any] | None, new: dict[str, Any]) -> list[s
     ``new``; empty when the result can be reused. A dirty tree never matches (its code is unknown)."""
     if not old:
         return ["no provenance stamp"]
-    differences = [f"{key}: {old.get(key)!r} -> {new.get(key)!r}" for key in COMPARED if old.get(key) != new.get(key)]
+    differences = [
+        f"{key}: {old.get(key)!r} -> {new.get(key)!r}" for key in COMPARED if old.get(key) != new.get(key)
+    ]
     if not differences and new.get("dirty"):
         differences.append("uncommitted changes in the work tree")
     return differences
+
+
+def uptime() -> dict[str, Any]:
+    """The machine load now: 1/5/15-minute load averages (``/proc/loadavg``, else ``os.getloadavg``; None
+    where neither exists), running/total scheduling entities where Linux reports them, CPU count, UTC time."""
+    load: list[float] | None = None
+    running: str | None = None
+    try:
+        fields = Path("/proc/loadavg").read_text(encoding="ascii").split()
+        load, running = [float(x) for x in fields[:3]], fields[3]
+    except (OSError, ValueError, IndexError):
+        try:
+            load = list(os.getloadavg())
+        except (OSError, AttributeError):
+            load = None
+    return {
+        "loadavg": load,
+        "running": running,
+        "cpus": os.cpu_count(),
+        "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def write_stamped_json(
+    path: str | os.PathLike[str],
+    result: dict[str, Any],
+    provenance: dict[str, Any] | None = None,
+    indent: int = 2,
+) -> Path:
+    """Write ``result`` plus ``"provenance": provenance or stamp()`` as JSON to ``path``, atomically (a temporary
+    file in the same folder, then ``os.replace``), creating the folder; return the path."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps({**result, "provenance": provenance or stamp()}, indent=indent, default=str) + "\n"
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return target

@@ -302,3 +302,132 @@ def similarity_drift_reference(current, reference) -> float:
             if i != j:
                 total += (cosine(current[i], current[j]) - cosine(reference[i], reference[j])) ** 2
     return total / (n * (n - 1))
+
+
+# -- Text metrics and DebCSE inverse-propensity sampling, §4.1–4.2, eq. 1–6 -------------------------
+def reference_words(text: str) -> list[str]:
+    """Lower-cased words with punctuation removed: maximal runs of letters/digits (``str.isalnum``), one
+    straight or curly apostrophe joining two runs ("don't")."""
+    text = text.lower()
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        if not text[i].isalnum():
+            i += 1
+            continue
+        end = i
+        while end < len(text) and text[end].isalnum():
+            end += 1
+        if end + 1 < len(text) and text[end] in "'’" and text[end + 1].isalnum():
+            end += 1
+            while end < len(text) and text[end].isalnum():
+                end += 1
+        out.append(text[i:end])
+        i = end
+    return out
+
+
+def levenshtein(a: Sequence, b: Sequence) -> int:
+    """Unit-cost insert/delete/substitute distance between two sequences (Wagner–Fischer table)."""
+    previous = list(range(len(b) + 1))
+    for i, x in enumerate(a, start=1):
+        current = [i]
+        for j, y in enumerate(b, start=1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
+        previous = current
+    return previous[-1]
+
+
+def word_edit_reference(a: str, b: str) -> float:
+    """The edit of eq. 1 as decided in docs/builders/ipw.md: word Levenshtein / longer word count."""
+    wa, wb = reference_words(a), reference_words(b)
+    longer = max(len(wa), len(wb))
+    return levenshtein(wa, wb) / longer if longer else 0.0
+
+
+def mer_bounds_reference(reference: str, hypothesis: str) -> tuple[float, float]:
+    """(lowest, highest) MER = (S+D+I)/(S+D+I+C) over all minimum-edit word alignments (Morris et al. 2004).
+
+    MER depends on the alignment (ref "a b" → hyp "b c": two substitutions give 1, delete-keep-insert
+    gives 2/3), so the oracle returns the range; S+D+I+C = len(ref) + I, so each alignment is summed up
+    by its insertion count. Table cell: (distance, set of insertion counts of the optimal alignments).
+    """
+    ref, hyp = reference_words(reference), reference_words(hypothesis)
+    if not ref and not hyp:
+        return 0.0, 0.0
+    table = [[(j, {j}) for j in range(len(hyp) + 1)]]
+    for i in range(1, len(ref) + 1):
+        row = [(i, {0})]
+        for j in range(1, len(hyp) + 1):
+            moves = [
+                (table[i - 1][j - 1][0] + (ref[i - 1] != hyp[j - 1]), table[i - 1][j - 1][1], 0),  # match/sub
+                (table[i - 1][j][0] + 1, table[i - 1][j][1], 0),  # deletion
+                (row[j - 1][0] + 1, row[j - 1][1], 1),  # insertion
+            ]
+            best = min(cost for cost, _, _ in moves)
+            row.append(
+                (best, {count + extra for cost, counts, extra in moves if cost == best for count in counts})
+            )
+        table.append(row)
+    distance, insertions = table[-1][-1]
+    values = [distance / (len(ref) + count) for count in insertions]
+    return min(values), max(values)
+
+
+def lexical_overlap_reference(a: str, b: str) -> float:
+    """Shared words (with multiplicity) / the longer sentence's word count (DebCSE Tables 1 and 4)."""
+    wa, wb = reference_words(a), reference_words(b)
+    longer = max(len(wa), len(wb))
+    if not longer:
+        return 0.0
+    unmatched = list(wb)
+    shared = 0
+    for word in wa:
+        if word in unmatched:
+            unmatched.remove(word)
+            shared += 1
+    return shared / longer
+
+
+def _softmax(values: Sequence[float], tau: float = 1.0) -> list[float]:
+    top = max(v / tau for v in values)
+    exps = [math.exp(v / tau - top) for v in values]
+    total = math.fsum(exps)
+    return [e / total for e in exps]
+
+
+def propensity_reference(
+    edits: Sequence[float],
+    cosines: Sequence[float],
+    lam: float,
+    kind: str,
+    tau: float = 1.0,
+    tau_s: float = 1.0,
+) -> list[float]:
+    """P_neg (eq. 1–4, ``kind="negative"``) or P_pos (eq. 1–2, 5–6, ``kind="positive"``) over one pool.
+
+    S_sur = 1 − softmax(edit/T_s) (eq. 1), S_sem = softmax(cos/T_s) (eq. 2);
+    P̃_neg = (1−λ_n)·S_sur + λ_n·(1−S_sem) (eq. 3), P̃_pos = (1−λ_p)·(1−S_sur) + λ_p·S_sem (eq. 5);
+    P = softmax(P̃/T) (eq. 4, 6).
+    """
+    s_sur = [1.0 - p for p in _softmax(edits, tau_s)]
+    s_sem = _softmax(cosines, tau_s)
+    if kind == "negative":
+        raw = [(1.0 - lam) * sur + lam * (1.0 - sem) for sur, sem in zip(s_sur, s_sem)]
+    elif kind == "positive":
+        raw = [(1.0 - lam) * (1.0 - sur) + lam * sem for sur, sem in zip(s_sur, s_sem)]
+    else:
+        raise ValueError(kind)
+    return _softmax(raw, tau)
+
+
+def successive_sample_reference(probabilities: Sequence[float], m: int, gumbel: Sequence[float]) -> list[int]:
+    """m indices drawn without replacement in proportion to ``probabilities`` (Plackett–Luce), with the
+    Gumbel-max trick made explicit: each draw takes the remaining index with the largest log p + g."""
+    remaining = [j for j, p in enumerate(probabilities) if p > 0]
+    chosen = []
+    for _ in range(min(m, len(remaining))):
+        best = max(remaining, key=lambda j: math.log(probabilities[j]) + gumbel[j])
+        chosen.append(best)
+        remaining.remove(best)
+    return chosen

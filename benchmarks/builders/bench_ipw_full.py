@@ -12,7 +12,6 @@ import json
 import os
 import platform
 import resource
-import subprocess
 import time
 from pathlib import Path
 
@@ -22,13 +21,10 @@ from st_debias.data.io.corpus import clean_sentences, read_sentences
 from st_debias.data.io.embeddings import encode_shard, merge_shards
 from st_debias.data.ipw.builder import sample_negatives
 from st_debias.paths import load_model
+from st_debias.provenance import uptime, write_stamped_json
 
 
-def load() -> str:
-    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-
-
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--limit", type=int, default=None, help="first N corpus sentences (default all)")
     parser.add_argument("--batch-size", type=int, default=64)
@@ -36,10 +32,14 @@ def main() -> None:
     parser.add_argument("--block-size", type=int, default=4096)
     parser.add_argument("--shards", type=int, default=10, help="encode in this many cached shards")
     parser.add_argument("--out", default="benchmarks/builders/results/ipw_full_corpus.json")
-    args = parser.parse_args()
-    result: dict[str, object] = {"args": vars(args), "torch_threads": torch.get_num_threads(),
-                                 "cpus": os.cpu_count(), "python": platform.python_version(),
-                                 "load_start": load()}
+    args = parser.parse_args(argv)
+    result: dict[str, object] = {
+        "args": vars(args),
+        "torch_threads": torch.get_num_threads(),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "uptime_before": uptime(),
+    }
     sentences = clean_sentences(read_sentences(limit=args.limit)).sentences
     result["sentences"] = len(sentences)
     model = load_model()
@@ -58,8 +58,13 @@ def main() -> None:
             continue
         t0 = time.perf_counter()
         parts.append(encode_shard(sentences, index, args.shards, model, batch_size=args.batch_size))
-        entry = {"shard": index, "of": args.shards, "sentences": len(parts[-1]),
-                 "seconds": time.perf_counter() - t0, "load": load()}
+        entry = {
+            "shard": index,
+            "of": args.shards,
+            "sentences": len(parts[-1]),
+            "seconds": time.perf_counter() - t0,
+            "uptime": uptime(),
+        }
         logged[index] = entry
         with progress_path.open("a") as handle:
             handle.write(json.dumps(entry) + "\n")
@@ -67,20 +72,20 @@ def main() -> None:
     embeddings = merge_shards(parts)
     result["encode_seconds"] = sum(entry["seconds"] for entry in logged.values())
     result["encode_shards"] = [logged[i] for i in range(args.shards)]
-    result["load_after_encode"] = load()
+    result["uptime_after_encode"] = uptime()
     print(json.dumps(result), flush=True)
     t0 = time.perf_counter()
     negatives = sample_negatives(sentences, embeddings, pool_size=args.pool_size, block_size=args.block_size)
     result["negatives_seconds"] = time.perf_counter() - t0
     result["negatives_timings"] = negatives.timings
     result["ratio_total_over_encode"] = (result["encode_seconds"] + result["negatives_seconds"]) / result[
-        "encode_seconds"]
+        "encode_seconds"
+    ]
     result["anchors_with_2_negatives"] = int((negatives.chosen >= 0).all(axis=1).sum())
     result["mean_pool_size"] = float(negatives.pool_sizes.mean())
     result["peak_rss_gib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
-    result["load_end"] = load()
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+    result["uptime_after"] = uptime()
+    write_stamped_json(args.out, result)
     print(json.dumps(result, indent=2))
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import resource
-import subprocess
 import time
 from pathlib import Path
 
@@ -23,9 +22,10 @@ from st_debias.data.io.embeddings import cache_root, corpus_key, shard_bounds
 from st_debias.data.ipw.builder import sample_negatives
 from st_debias.fingerprint import model_fingerprint
 from st_debias.paths import load_model
+from st_debias.provenance import uptime, write_stamped_json
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--shards", type=int, default=20, help="shard count used by bench_ipw_full.py")
     parser.add_argument("--progress", default="benchmarks/builders/results/ipw_full_corpus.progress.jsonl")
@@ -33,8 +33,7 @@ def main() -> None:
     parser.add_argument("--block-size", type=int, default=4096)
     parser.add_argument("--noise", type=float, default=0.01)
     parser.add_argument("--out", default="benchmarks/builders/results/ipw_search_full_size.json")
-    args = parser.parse_args()
-    load = lambda: subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()  # noqa: E731
+    args = parser.parse_args(argv)
     sentences = clean_sentences(read_sentences()).sentences
     n = len(sentences)
     model = load_model()
@@ -49,27 +48,36 @@ def main() -> None:
     seconds_per_sentence = sum(e["seconds"] for e in logged) / sum(e["sentences"] for e in logged)
     rng = np.random.default_rng(0)
     reps = -(-n // len(real))
-    tiled = np.concatenate([real + (args.noise * rng.standard_normal(real.shape) if r else 0.0)
-                            for r in range(reps)])[:n].astype(np.float32)
+    tiled = np.concatenate(
+        [real + (args.noise * rng.standard_normal(real.shape) if r else 0.0) for r in range(reps)]
+    )[:n].astype(np.float32)
     tiled /= np.linalg.norm(tiled, axis=1, keepdims=True)
     del parts
-    result: dict[str, object] = {"args": vars(args), "sentences": n, "real_encoded_sentences": len(real),
-                                 "encode_shards": logged, "load_start": load()}
+    result: dict[str, object] = {
+        "args": vars(args),
+        "sentences": n,
+        "real_encoded_sentences": len(real),
+        "encode_shards": logged,
+        "uptime_before": uptime(),
+    }
     t0 = time.perf_counter()
     negatives = sample_negatives(sentences, tiled, pool_size=args.pool_size, block_size=args.block_size)
     seconds = time.perf_counter() - t0
     floor = seconds_per_sentence * n
-    result.update({
-        "negatives_seconds": seconds, "negatives_timings": negatives.timings,
-        "encode_seconds_per_sentence_measured": seconds_per_sentence,
-        "encode_floor_seconds_estimated": floor,
-        "ratio_estimated": (floor + seconds) / floor,
-        "mean_pool_size": float(negatives.pool_sizes.mean()),
-        "anchors_with_2_negatives": int((negatives.chosen >= 0).all(axis=1).sum()),
-        "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
-        "load_end": load(),
-    })
-    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+    result.update(
+        {
+            "negatives_seconds": seconds,
+            "negatives_timings": negatives.timings,
+            "encode_seconds_per_sentence_measured": seconds_per_sentence,
+            "encode_floor_seconds_estimated": floor,
+            "ratio_estimated": (floor + seconds) / floor,
+            "mean_pool_size": float(negatives.pool_sizes.mean()),
+            "anchors_with_2_negatives": int((negatives.chosen >= 0).all(axis=1).sum()),
+            "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+            "uptime_after": uptime(),
+        }
+    )
+    write_stamped_json(args.out, result)
     print(json.dumps(result, indent=2))
 
 

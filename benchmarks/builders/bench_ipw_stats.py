@@ -9,36 +9,48 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-from pathlib import Path
 
 from st_debias.data.io.corpus import read_sentences
 from st_debias.data.ipw.builder import IPWBuilder
 from st_debias.paths import load_model
+from st_debias.provenance import uptime, write_stamped_json
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--limit", type=int, default=10000)
     parser.add_argument("--shard", default="0/20")
-    parser.add_argument("--configs", default="1:1,0.05:1,1:0.01,0.05:0.01",
-                        help="comma-separated temperature:similarity_temperature pairs (eq. 4/6 : eq. 1-2)")
+    parser.add_argument(
+        "--configs",
+        default="1:1,0.05:1,1:0.01,0.05:0.01",
+        help="comma-separated temperature:similarity_temperature pairs (eq. 4/6 : eq. 1-2)",
+    )
     parser.add_argument("--out", default="benchmarks/builders/results/ipw_stats.json")
-    args = parser.parse_args()
-    load = lambda: subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()  # noqa: E731
+    args = parser.parse_args(argv)
     sentences = read_sentences(limit=args.limit)
     shard = tuple(int(x) for x in args.shard.split("/"))
     model = load_model()
     runs = []
+    before = uptime()
     for config in args.configs.split(","):
         temperature, similarity_temperature = (float(x) for x in config.split(":"))
-        builder = IPWBuilder(model, temperature=temperature, similarity_temperature=similarity_temperature, seed=0)
+        builder = IPWBuilder(
+            model, temperature=temperature, similarity_temperature=similarity_temperature, seed=0
+        )
         rows = builder.build(sentences, shard=shard)
-        runs.append({"temperature": temperature, "similarity_temperature": similarity_temperature,
-                     "report": builder.report.as_dict(),
-                     "examples": rows.select(range(min(3, len(rows)))).to_list(), "load": load()})
+        runs.append(
+            {
+                "temperature": temperature,
+                "similarity_temperature": similarity_temperature,
+                "report": builder.report.as_dict(),
+                "examples": rows.select(range(min(3, len(rows)))).to_list(),
+                "uptime": uptime(),
+            }
+        )
         print(json.dumps(runs[-1]["report"]["statistics"], indent=2), flush=True)
-    Path(args.out).write_text(json.dumps({"args": vars(args), "runs": runs}, indent=2) + "\n")
+    write_stamped_json(
+        args.out, {"args": vars(args), "uptime_before": before, "runs": runs, "uptime_after": uptime()}
+    )
 
 
 if __name__ == "__main__":

@@ -13,15 +13,14 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import subprocess
 import time
 from collections import Counter
-from pathlib import Path
 
 from st_debias.data.io.corpus import read_sentences
 from st_debias.data.negation.negator import Negator
 from st_debias.data.text import words
 from st_debias.paths import data_file
+from st_debias.provenance import uptime, write_stamped_json
 
 
 def token_f1(a: str, b: str) -> float:
@@ -30,36 +29,48 @@ def token_f1(a: str, b: str) -> float:
     return 0.0 if common == 0 else 2 * common / (sum(x.values()) + sum(y.values()))
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--model", default=None, help="spaCy model (default $ST_DEBIAS_SPACY_MODEL / en_core_web_sm)")
+    parser.add_argument(
+        "--model", default=None, help="spaCy model (default $ST_DEBIAS_SPACY_MODEL / en_core_web_sm)"
+    )
     parser.add_argument("--coverage", type=int, default=10000)
     parser.add_argument("--n-process", type=int, default=1)
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--out", default="benchmarks/builders/results/negation.json")
-    args = parser.parse_args()
-    load = lambda: subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()  # noqa: E731
+    args = parser.parse_args(argv)
     negator = Negator(args.model, batch_size=args.batch_size, n_process=args.n_process)
-    result: dict[str, object] = {"args": vars(args), "spacy_model": negator.model, "pipes": negator.nlp.pipe_names,
-                                 "load_start": load()}
+    result: dict[str, object] = {
+        "args": vars(args),
+        "spacy_model": negator.model,
+        "pipes": negator.nlp.pipe_names,
+        "uptime_before": uptime(),
+    }
     quality = {}
     for name in ("glue_diagnostic", "nan_nli"):
         with open(data_file(f"probes/cannot/{name}.tsv"), encoding="utf-8") as handle:
-            pairs = [(r["sentence"], r["negated"]) for r in csv.DictReader(handle, delimiter="\t",
-                                                                           quoting=csv.QUOTE_NONE)]
+            pairs = [
+                (r["sentence"], r["negated"])
+                for r in csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
+            ]
         outs = negator.negate([s for s, _ in pairs])
-        exact = [int(o.ok and " ".join(o.text.split()) == " ".join(h.split())) for (_, h), o in zip(pairs, outs)]
+        exact = [
+            int(o.ok and " ".join(o.text.split()) == " ".join(h.split())) for (_, h), o in zip(pairs, outs)
+        ]
         f1 = [token_f1(o.text, h) if o.ok else 0.0 for (_, h), o in zip(pairs, outs)]
         done = [i for i, o in enumerate(outs) if o.ok]
         quality[name] = {
-            "pairs": len(pairs), "negated": len(done),
+            "pairs": len(pairs),
+            "negated": len(done),
             "exact_match_all": sum(exact) / len(pairs),
             "exact_match_negated": sum(exact[i] for i in done) / max(1, len(done)),
             "token_f1_all": sum(f1) / len(pairs),
             "token_f1_negated": sum(f1[i] for i in done) / max(1, len(done)),
             "rules": dict(Counter(o.rule for o in outs)),
-            "examples": [{"sentence": s, "human": h, "ours": o.text, "rule": o.rule}
-                         for (s, h), o in list(zip(pairs, outs))[:6]],
+            "examples": [
+                {"sentence": s, "human": h, "ours": o.text, "rule": o.rule}
+                for (s, h), o in list(zip(pairs, outs))[:6]
+            ],
         }
     result["quality"] = quality
     sentences = read_sentences(limit=args.coverage)
@@ -68,18 +79,22 @@ def main() -> None:
     outs = negator.negate(sentences)
     seconds = time.perf_counter() - t0
     result["coverage"] = {
-        "sentences": len(sentences), "negated": sum(o.ok for o in outs),
+        "sentences": len(sentences),
+        "negated": sum(o.ok for o in outs),
         "share": sum(o.ok for o in outs) / len(sentences),
         "denegated": sum(o.denegated for o in outs),
         "rules": dict(Counter(o.rule for o in outs).most_common()),
     }
     result["speed"] = {"seconds": seconds, "sentences_per_second": len(sentences) / seconds}
-    result["load_end"] = load()
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+    result["uptime_after"] = uptime()
+    write_stamped_json(args.out, result)
     print(json.dumps({k: v for k, v in result.items() if k != "quality"}, indent=2))
-    print(json.dumps({k: {m: v for m, v in q.items() if m not in ("examples", "rules")} for k, q in quality.items()},
-                     indent=2))
+    print(
+        json.dumps(
+            {k: {m: v for m, v in q.items() if m not in ("examples", "rules")} for k, q in quality.items()},
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -20,11 +20,11 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import argparse  # noqa: E402
 import json  # noqa: E402
-import subprocess  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from st_debias.evaluation import evaluate_model, write_report  # noqa: E402
+from st_debias.provenance import uptime, write_stamped_json  # noqa: E402
 
 EXPECTED = {
     "sts": {
@@ -42,26 +42,22 @@ EXPECTED = {
 }
 
 
-def _uptime() -> str:
-    return subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip()
-
-
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="default")
     parser.add_argument("--name", default="minilm_sts7_bias")
     parser.add_argument("--tasks", default="sts,bias")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
 
-    before = _uptime()
+    before = uptime()
     start, cpu_start = time.perf_counter(), time.process_time()
     entry = evaluate_model(args.model, tasks=args.tasks, batch_size=args.batch_size, show_progress_bar=False)
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
-    after = _uptime()
+    after = uptime()
 
     check = {}
     if "sts" in entry:
@@ -100,7 +96,7 @@ def main() -> int:
         "entry": entry,
     }
     path = out / f"{args.name}.json"
-    path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    write_stamped_json(path, record)
     write_report([entry], out / f"{args.name}_report")
     print(
         json.dumps(

@@ -27,6 +27,7 @@ import numpy as np
 from st_debias.data.paraphrase.syntactic import RULES, SyntacticParaphraser
 from st_debias.data.text import match_error_rate
 from st_debias.paths import data_file, load_model
+from st_debias.provenance import uptime, write_stamped_json
 
 
 def load_sentences(n: int, skip: int = 0) -> list[str]:
@@ -101,11 +102,11 @@ def main(argv: list[str] | None = None) -> int:
     gen.generate(warmup, seed=args.seed)  # loads spaCy, WordNet and lemminflect tables
     startup_s = time.perf_counter() - t0
 
-    load_before = os.getloadavg()
+    uptime_before = uptime()
     t0 = time.perf_counter()
     results = gen.generate(sentences, seed=args.seed)
     gen_s = time.perf_counter() - t0
-    load_after = os.getloadavg()
+    uptime_after = uptime()
     report = gen.report.as_dict()
 
     parse_n = min(2_000, len(sentences))
@@ -237,12 +238,12 @@ def main(argv: list[str] | None = None) -> int:
             "seconds": round(gen_s, 1),
             "startup_s": round(startup_s, 1),
             "n_process": gen.n_process,
-            "loadavg_before": [round(x, 2) for x in load_before],
-            "loadavg_after": [round(x, 2) for x in load_after],
+            "uptime_before": uptime_before,
+            "uptime_after": uptime_after,
             "cpus": os.cpu_count(),
         },
     }
-    (args.out / "syntactic_results.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    write_stamped_json(args.out / "syntactic_results.json", result)
     print(json.dumps({k: result[k] for k in ("coverage", "candidates_per_input", "speed")}, indent=2))
     print(json.dumps(result["meaning_guide_cosine"], indent=2))
     print(json.dumps(result["grammar"], indent=2))

@@ -11,7 +11,6 @@ call on 200 other sentences loads everything first.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -20,14 +19,19 @@ from pathlib import Path
 
 from st_debias.data.io.corpus import read_sentences
 from st_debias.data.paraphrase.syntactic import SyntacticParaphraser
+from st_debias.provenance import uptime, write_stamped_json
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--n", type=int, default=4000, help="sentences from the head of the corpus")
     parser.add_argument("--processes", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "syntactic_speed.json")
+    parser.add_argument(
+        "--out", type=Path, default=Path(__file__).resolve().parent / "results" / "syntactic_speed.json"
+    )
     args = parser.parse_args(argv)
     sentences = read_sentences(None, limit=args.n + 200)
     warmup, timed = sentences[args.n :], sentences[: args.n]
@@ -35,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     for processes in args.processes:
         generator = SyntacticParaphraser(n_process=processes)
         generator.generate(warmup)
-        load_before = os.getloadavg()
+        before = uptime()
         start = time.perf_counter()
         generator.generate(timed)
         seconds = time.perf_counter() - start
@@ -46,8 +50,8 @@ def main(argv: list[str] | None = None) -> int:
                 "seconds": round(seconds, 2),
                 "sentences_per_s": round(len(timed) / seconds, 1),
                 "coverage": round(generator.report.with_candidates / len(timed), 4),
-                "loadavg_before": [round(x, 2) for x in load_before],
-                "loadavg_after": [round(x, 2) for x in os.getloadavg()],
+                "uptime_before": before,
+                "uptime_after": uptime(),
             }
         )
         print(runs[-1], flush=True)
@@ -57,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         "cpus": os.cpu_count(),
         "runs": runs,
     }
-    args.out.write_text(json.dumps(result, indent=1))
+    write_stamped_json(args.out, result, indent=1)
     return 0
 
 

@@ -29,14 +29,15 @@ from typing import Any
 
 import numpy as np
 
-from st_debias.evaluation.bias import CANNOT_DIR, DEFAULT_NEGATION_PAIRS
+from st_debias.data.io.corpus import WIKI_CORPUS
+from st_debias.evaluation.bias_data import CANNOT_DIR, DEFAULT_NEGATION_PAIRS, DEFAULT_WORD_ORDER_LINES
 from st_debias.evaluation.sts_data import LOCAL_FILES, STS_TASKS
 from st_debias.fingerprint import model_fingerprint
 from st_debias.paths import DATA_ENV, DataNotFoundError, data_dir
 
 #: Version of the metric code behind a results entry. Bump it when a score's computation changes, so that
 #: packaged and cached entries computed by the old code are no longer reused.
-EVALUATION_FORMAT = 1
+EVALUATION_FORMAT = 2  # 2: the bias group adds the word-order probe and the Oppn sides
 
 #: Task groups whose inputs are all local files (MTEB has its own data and result cache: never reused here).
 REUSABLE_GROUPS = frozenset({"sts", "bias"})
@@ -142,6 +143,7 @@ def evaluation_data_files(
         if not cannot.is_dir():
             return None
         relative += [f"{CANNOT_DIR}/{path.name}" for path in sorted(cannot.glob("*.tsv"))]
+        relative.append(WIKI_CORPUS)  # the word-order probe's sentences are the corpus's last lines
     files = {name: root / name for name in relative}
     return files if all(path.is_file() for path in files.values()) else None
 
@@ -338,6 +340,8 @@ def evaluate_or_reuse(
     key = evaluation_key(model, tasks, data_folder, negation_pairs, sts_tasks)
     if evaluate_kwargs.get("pair_dataset") is not None:
         key = None  # training-pair statistics depend on a dataset the key does not describe
+    if evaluate_kwargs.get("word_order_lines", DEFAULT_WORD_ORDER_LINES) != DEFAULT_WORD_ORDER_LINES:
+        key = None  # the key describes the default word-order slice only
     if key is not None:
         candidates = [(key, False)]
         if sts_tasks != STS_TASKS:

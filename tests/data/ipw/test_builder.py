@@ -1,5 +1,10 @@
 """IPWBuilder on real Wikipedia sentences with a tiny guide model (its cosines sit in ~[0.92, 0.98],
-hence the test negative range)."""
+hence the test negative range).
+
+The expected negatives and positives come from :mod:`tests.reference`, a slow re-implementation of DebCSE
+§4.1–4.2 (eq. 1–6) that never imports ``st_debias``: brute-force in-range pool, word Levenshtein, the
+printed softmaxes and successive sampling without replacement on the per-anchor Gumbel streams.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +14,17 @@ import numpy as np
 import pytest
 
 from st_debias.data.builders import merge_builds
+from st_debias.data.generators import Candidate, CandidateGenerator
 from st_debias.data.io.embeddings import encode_corpus
 from st_debias.data.ipw.builder import IPWBuilder, sample_negatives, to_input_examples
-from st_debias.data.ipw.propensity import negative_probabilities, pairwise_word_edit
 from st_debias.data.paraphrase.edits import WordDeletion, WordNetSynonym
-from st_debias.data.text import lexical_overlap
+from tests.reference import (
+    lexical_overlap_reference,
+    propensity_reference,
+    reference_words,
+    successive_sample_reference,
+    word_edit_reference,
+)
 
 RANGE = (0.93, 0.97)
 
@@ -21,7 +32,11 @@ RANGE = (0.93, 0.97)
 def _builder(model, cache_dir, **kwargs) -> IPWBuilder:
     params = dict(
         positive_generators=[WordDeletion(num_candidates=2), WordNetSynonym(num_candidates=1)],
-        pool_size=16, negative_range=RANGE, cache_dir=cache_dir, show_progress_bar=False, seed=3,
+        pool_size=16,
+        negative_range=RANGE,
+        cache_dir=cache_dir,
+        show_progress_bar=False,
+        seed=3,
     )
     params.update(kwargs)
     return IPWBuilder(model, **params)
@@ -49,8 +64,10 @@ def test_columns_rows_and_accounting(built, wiki):
     for key in ("positive_lexical_overlap", "positive_cosine", "negative_lexical_overlap", "negative_cosine"):
         assert np.isfinite(stats[key])
     assert RANGE[0] <= stats["negative_cosine"] <= RANGE[1]
-    want = np.mean([lexical_overlap(r["anchor"], r["negative_1"]) for r in dataset] +
-                   [lexical_overlap(r["anchor"], r["negative_2"]) for r in dataset])
+    want = np.mean(
+        [lexical_overlap_reference(r["anchor"], r["negative_1"]) for r in dataset]
+        + [lexical_overlap_reference(r["anchor"], r["negative_2"]) for r in dataset]
+    )
     assert stats["negative_lexical_overlap"] == pytest.approx(want)
     assert stats["positive_lexical_overlap"] > stats["negative_lexical_overlap"]
 
@@ -79,23 +96,147 @@ def test_shards_merge_to_the_unsharded_build(built, session_tiny_model, cache_di
         assert report.statistics[key] == pytest.approx(full[key], rel=1e-9), key
 
 
-def test_negatives_follow_eq_1_to_4_on_the_pool(session_tiny_model, cache_dir, wiki):
-    """The recorded probability of each drawn negative equals eq. 4 recomputed from its pool."""
+def _gumbel(seed: int, stream: int, anchor_id: int, size: int) -> list[float]:
+    """The documented per-anchor noise stream (propensity.py): ``default_rng([seed, stream, anchor])``."""
+    return np.random.default_rng([seed, stream, anchor_id]).gumbel(size=size).tolist()
+
+
+def _oracle_negatives(sentences, embeddings, *, pool_size, low, high, lambda_n, tau, tau_s, seed, m=2):
+    """anchor id -> (expected negative ids, their P_neg), from a brute-force pool and eq. 1–4."""
+    emb = np.asarray(embeddings, dtype=np.float64)
+    out = {}
+    for i, anchor in enumerate(sentences):
+        cosines = emb @ emb[i]
+        in_range = [j for j in range(len(sentences)) if j != i and low <= cosines[j] <= high]
+        pool = sorted(in_range, key=lambda j: -cosines[j])[:pool_size]  # the K nearest inside the range
+        if len(pool) < m:
+            continue
+        probs = propensity_reference(
+            [word_edit_reference(anchor, sentences[j]) for j in pool],
+            [cosines[j] for j in pool],
+            lambda_n,
+            "negative",
+            tau,
+            tau_s,
+        )
+        picks = successive_sample_reference(probs, m, _gumbel(seed, 1, i, pool_size))
+        out[i] = ([pool[k] for k in picks], [probs[k] for k in picks])
+    return out
+
+
+@pytest.mark.parametrize(("lambda_n", "tau", "tau_s"), [(0.8, 1.0, 1.0), (0.2, 0.05, 0.5)])
+def test_negatives_follow_eq_1_to_4_on_the_pool(session_tiny_model, cache_dir, wiki, lambda_n, tau, tau_s):
+    """Every anchor's drawn negatives and their recorded P_neg equal the oracle's (a swapped λ, a complement
+    dropped in eq. 1/3, a temperature in the wrong place or a pool outside the range all change them)."""
     sentences = wiki[:150]
     emb = encode_corpus(sentences, session_tiny_model, cache_dir=cache_dir, show_progress_bar=False)
-    sample = sample_negatives(sentences, emb, pool_size=16, negative_range=RANGE, seed=0,
-                              temperature=0.05, show_progress_bar=False)
-    from st_debias.data.ipw.neighbours import range_topk
+    sample = sample_negatives(
+        sentences,
+        emb,
+        pool_size=16,
+        negative_range=RANGE,
+        lambda_n=lambda_n,
+        temperature=tau,
+        similarity_temperature=tau_s,
+        seed=5,
+        show_progress_bar=False,
+    )
+    want = _oracle_negatives(
+        sentences,
+        emb,
+        pool_size=16,
+        low=RANGE[0],
+        high=RANGE[1],
+        lambda_n=lambda_n,
+        tau=tau,
+        tau_s=tau_s,
+        seed=5,
+    )
+    assert len(want) > 100
+    for row, anchor_id in enumerate(sample.anchor_ids):
+        if int(anchor_id) not in want:
+            assert (sample.chosen[row] < 0).any()
+            continue
+        ids, probs = want[int(anchor_id)]
+        assert sample.chosen[row].tolist() == ids, anchor_id
+        np.testing.assert_allclose(sample.probability[row], probs, rtol=1e-5)
 
-    table = range_topk(emb, 16, low=RANGE[0], high=RANGE[1], show_progress_bar=False)
-    row = int(np.flatnonzero((sample.chosen >= 0).all(1))[0])
-    pool = table.indices[row][table.indices[row] >= 0]
-    edit = pairwise_word_edit([sentences[row]] * len(pool), [sentences[j] for j in pool])
-    cos = emb[pool] @ emb[row]
-    probs = negative_probabilities(edit[None], cos[None].astype(np.float64), temperature=0.05)[0]
-    for j, p in zip(sample.chosen[row], sample.probability[row]):
-        assert j in pool
-        assert p == pytest.approx(probs[list(pool).index(j)], rel=1e-5)
+
+def test_hand_computed_pool_of_three():
+    """Eq. 1–4 by hand on a 4-sentence corpus whose guide cosines are set directly: anchor 0's pool in
+    [0.25, 0.75] is sentences 1 and 2 (sentence 3 at cosine 0.9 is too close). Edits: "a b c d" → "a b c e"
+    1/4, → "w x y z" 4/4. With λ_n = 0.8, T = T_s = 1:
+    S_sur = 1 − softmax(0.25, 1) = (0.6792, 0.3208); S_sem = softmax(0.7, 0.3) = (0.5987, 0.4013);
+    P̃ = 0.2·S_sur + 0.8·(1 − S_sem) = (0.4569, 0.5431); P = softmax(P̃) = (0.4785, 0.5215)."""
+    angle = np.arccos([0.7, 0.3, 0.9])
+    emb = np.zeros((4, 4))
+    emb[0, 0] = 1.0
+    for j, a in enumerate(angle, start=1):
+        emb[j, 0], emb[j, j] = np.cos(a), np.sin(a)
+    sentences = ["a b c d", "a b c e", "w x y z", "a b x y"]
+    sample = sample_negatives(
+        sentences,
+        emb.astype(np.float32),
+        num_negatives=2,
+        pool_size=3,
+        negative_range=(0.25, 0.75),
+        seed=0,
+        show_progress_bar=False,
+    )
+    assert sorted(sample.chosen[0].tolist()) == [1, 2]
+    got = dict(zip(sample.chosen[0].tolist(), sample.probability[0].tolist()))
+    assert got[1] == pytest.approx(0.4785, abs=1e-4)
+    assert got[2] == pytest.approx(0.5215, abs=1e-4)
+    assert sample.pool_sizes[0] == 2
+
+
+class _Rewrites(CandidateGenerator):
+    """Three fixed rewrites per sentence (written here, so the positive pool is known to the test)."""
+
+    name = "rewrites"
+
+    def generate(self, sentences, *, seed=0):
+        out = []
+        for sentence in sentences:
+            tokens = sentence.split()
+            texts = [" ".join(tokens[1:]), " ".join(tokens[:-1]), " ".join(tokens[1:-1])]
+            out.append(
+                [
+                    Candidate(t, self.name)
+                    for t in dict.fromkeys(texts)
+                    if reference_words(t) and t != sentence
+                ]
+            )
+        return out
+
+
+@pytest.mark.parametrize(("lambda_p", "tau"), [(0.8, 1.0), (0.1, 0.02)])
+def test_positives_follow_eq_5_and_6(session_tiny_model, cache_dir, wiki, lambda_p, tau):
+    """Each row's positive is the oracle's draw from its anchor's pool and its P_pos (read through ``weight``)
+    equals eq. 5–6 on guide cosines encoded here (a swapped λ_p or eq. 5 written as eq. 3 fails)."""
+    sentences = wiki[:60]
+    builder = _builder(
+        session_tiny_model,
+        cache_dir,
+        positive_generators=[_Rewrites()],
+        lambda_p=lambda_p,
+        temperature=tau,
+        weight=lambda row: row["positive_probability"],
+    )
+    dataset = builder.build(sentences)
+    assert len(dataset) > 40
+    pools = dict(zip(sentences, (c for c in _Rewrites().generate(sentences))))
+    for row in dataset:
+        anchor = row["anchor"]
+        pool = [c.text for c in pools[anchor]]
+        emb = session_tiny_model.encode([anchor, *pool], normalize_embeddings=True, convert_to_numpy=True)
+        cosines = (emb[1:].astype(np.float64) @ emb[0].astype(np.float64)).tolist()
+        probs = propensity_reference(
+            [word_edit_reference(anchor, t) for t in pool], cosines, lambda_p, "positive", tau
+        )
+        [pick] = successive_sample_reference(probs, 1, _gumbel(3, 2, sentences.index(anchor), len(pool)))
+        assert row["positive"] == pool[pick]
+        assert row["label"] == pytest.approx(probs[pick], rel=1e-4)
 
 
 def test_anchor_with_no_candidate_in_range_is_counted(session_tiny_model, cache_dir, wiki):
@@ -161,7 +302,9 @@ def test_missing_positive_fallback(session_tiny_model, cache_dir, wiki):
     skip = _builder(session_tiny_model, cache_dir, positive_generators=[Nothing()])
     assert len(skip.build(wiki[:40])) == 0
     assert skip.report.skipped["no_positive_candidates"] > 0
-    fallback = _builder(session_tiny_model, cache_dir, positive_generators=[Nothing()], on_missing_positive="anchor")
+    fallback = _builder(
+        session_tiny_model, cache_dir, positive_generators=[Nothing()], on_missing_positive="anchor"
+    )
     rows = fallback.build(wiki[:40])
     assert len(rows) > 0 and all(r["anchor"] == r["positive"] for r in rows)
     assert fallback.report.statistics["positive_fallbacks"] == len(rows)

@@ -1,0 +1,117 @@
+"""Every benchmark script that writes a result file: ``--help`` works and the result carries a provenance stamp.
+
+The scripts are found the way a reviewer would find them (a ``.py`` under ``benchmarks/`` that writes JSON or
+text), so a new result-writing script is checked without being listed here. No benchmark is run (the timed
+ones need a quiet machine); ``pair_stats.py``, which times nothing, runs on a small slice.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from st_debias.provenance import PACKAGES, uptime, write_stamped_json
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+_WRITES = re.compile(r"write_text\(|json\.dump\(|write_stamped_json\(|write_result\(")
+# Writers that add ``"provenance": stamp()``: the shared one and the training runner's (which calls it a
+# ``stamp()`` argument).
+_STAMPED = re.compile(r"write_stamped_json\(|write_result\(")
+_TIMED = re.compile(r"perf_counter\(")
+
+
+def _result_writers() -> list[Path]:
+    return sorted(
+        path
+        for path in BENCHMARKS.rglob("*.py")
+        if path.name != "runner.py" and _WRITES.search(path.read_text(encoding="utf-8"))
+    )
+
+
+def _load(path: Path, monkeypatch):
+    """Import a script as a module, its folder on ``sys.path`` (scripts import their neighbours)."""
+    monkeypatch.syspath_prepend(str(path.parent))
+    monkeypatch.setenv("OMP_WAIT_POLICY", "PASSIVE")  # run_eval_benchmark sets it at import
+    name = "bench_script_" + "_".join(path.relative_to(BENCHMARKS).with_suffix("").parts)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, name, module)
+    spec.loader.exec_module(module)
+    return module
+
+
+SCRIPTS = _result_writers()
+# Known gaps, strict: the test fails once they are fixed, so the mark is removed then.
+_KNOWN_UNSTAMPED = {"compare.py": "summary.json is written with write_text, without a stamp"}
+
+
+def _case(path: Path):
+    name = str(path.relative_to(BENCHMARKS))
+    reason = _KNOWN_UNSTAMPED.get(name)
+    marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+    return pytest.param(path, id=name, marks=marks)
+
+
+def test_the_scripts_are_found() -> None:
+    names = {str(p.relative_to(BENCHMARKS)) for p in SCRIPTS}
+    assert {
+        "overhead.py",
+        "builders/bench_ipw_full.py",
+        "builders/bench_negation.py",
+        "eval/run_eval_benchmark.py",
+        "eval/pair_stats.py",
+        "paraphrase/speed_syntactic.py",
+    } <= names
+
+
+@pytest.mark.parametrize("path", [_case(p) for p in SCRIPTS])
+def test_help_works_and_results_are_stamped(path: Path, monkeypatch, capsys) -> None:
+    """Failure mode: a result file that cannot say which code made it (no commit, no package versions), or a
+    timed result without the machine load it was measured under."""
+    module = _load(path, monkeypatch)
+    with pytest.raises(SystemExit) as stop:
+        module.main(["--help"])
+    assert stop.value.code == 0
+    assert "usage:" in capsys.readouterr().out
+    source = path.read_text(encoding="utf-8")
+    direct_json = re.search(r"\.json\"\)\.write_text\(|\.write_text\(json\.dumps", source)
+    assert _STAMPED.search(source) and not direct_json, f"{path.name} writes a JSON result without a stamp"
+    if _TIMED.search(source):
+        assert "uptime()" in source, f"{path.name} times something but does not record uptime()"
+
+
+def test_write_stamped_json_is_atomic_and_stamped(tmp_path: Path) -> None:
+    target = tmp_path / "deep" / "result.json"
+    write_stamped_json(target, {"value": 1.5})
+    written = json.loads(target.read_text())
+    assert written["value"] == 1.5
+    provenance = written["provenance"]
+    assert set(provenance["packages"]) == set(PACKAGES) and provenance["packages"]["torch"]
+    assert provenance["commit"] is None or len(provenance["commit"]) == 40
+    assert "syntactic" in provenance["builders"]
+    write_stamped_json(target, {"value": 2.0}, provenance={"commit": "x"})
+    assert json.loads(target.read_text()) == {"value": 2.0, "provenance": {"commit": "x"}}
+    assert [p.name for p in target.parent.iterdir()] == ["result.json"]  # no temporary file left behind
+
+
+def test_uptime_reads_the_load() -> None:
+    now = uptime()
+    assert now["cpus"] >= 1 and now["at"]
+    if Path("/proc/loadavg").exists():
+        assert len(now["loadavg"]) == 3 and all(x >= 0 for x in now["loadavg"])
+        assert re.fullmatch(r"\d+/\d+", now["running"])
+
+
+def test_pair_stats_writes_a_stamped_result(tmp_path: Path, monkeypatch) -> None:
+    """The one cheap script, run for real on a small slice: its JSON holds the figures and the stamp."""
+    module = _load(BENCHMARKS / "eval" / "pair_stats.py", monkeypatch)
+    out = tmp_path / "pair_stats.json"
+    assert module.main(["--out", str(out), "--wiki", "20"]) == 0
+    written = json.loads(out.read_text())
+    assert {"snli_devtest_triplets", "wiki1m_head_first20_as_simcse", "provenance"} <= set(written)
+    assert written["provenance"]["packages"]["st_debias"]
