@@ -57,9 +57,11 @@ def train_and_record(
     quiet: bool = False,
     reuse_stale: bool = False,
     tag: str = "bench",
+    **train_options: Any,
 ) -> Path:
     """Train ``recipe`` into ``work_dir`` and write ``entry(result, wall_seconds)`` to ``target``, unless
-    ``target`` already holds a reusable result (see :func:`reusable`)."""
+    ``target`` already holds a reusable result (see :func:`reusable`). ``train_options`` go to
+    :func:`st_debias.recipes.train_recipe` (e.g. ``gradient_share_every``)."""
     current = stamp()
     if reusable(target, current, reuse_stale, tag):
         return target
@@ -68,6 +70,7 @@ def train_and_record(
     start = time.perf_counter()
     # No reusable result: a leftover run folder is from an interrupted or stale attempt, so it is replaced.
     result = train_recipe(
-        recipe, model=model, output_dir=work_dir, evaluate=evaluate, show_progress_bar=not quiet, overwrite=True
+        recipe, model=model, output_dir=work_dir, evaluate=evaluate, show_progress_bar=not quiet, overwrite=True,
+        **train_options,
     )
     return write_result(target, entry(result, round(time.perf_counter() - start, 1)), current)

@@ -50,10 +50,14 @@ def dev_scores(model) -> dict[str, float]:
     split = cont_oppn_scores(dev, cos)
     pairs = load_negation_pairs(limit=HELDOUT[1])
     sentences, negations = pairs.sentences[HELDOUT[0] :], pairs.negations[HELDOUT[0] :]
+    from dev_probes import dev_probe_scores
+
     return {
+        **dev_probe_scores(cache),
         "dev": spearman_x100(cos, dev.scores),
         "dev_cont": split["cont"]["spearman"],
         "dev_oppn": split["oppn"]["spearman"],
+        **{f"dev_oppn_side/{side}": split["oppn_sides"][side]["mean_cosine"] for side in split.get("oppn_sides", {})},
         "neg_cos_heldout": float(cache.cosine(sentences, negations).mean()),
         "heldout_pairs": len(sentences),
     }
@@ -92,6 +96,7 @@ def run_one(path: str, seed: int, args: argparse.Namespace) -> Path:
         quiet=args.quiet,
         reuse_stale=args.reuse_stale,
         tag="select",
+        gradient_share_every=args.gradient_shares,
     )
 
 
@@ -128,7 +133,7 @@ def start_scores(refresh: bool = True) -> dict[str, float]:
 
 
 def write_table() -> Path:
-    keys = ("dev", "dev_cont", "dev_oppn", "neg_cos_heldout")
+    keys = ("dev", "dev_cont", "dev_oppn", "neg_cos_heldout", "word_order_cos", "mp_accuracy")
     runs: dict[str, list[dict]] = {}
     for file in sorted(RESULTS.glob("*-seed*.json")):
         entry = json.loads(file.read_text())
@@ -140,13 +145,13 @@ def write_table() -> Path:
         f"{HELDOUT[0] + 1:,}–{HELDOUT[1]:,} (lower = negations separated). Mean over seeds. Command: see "
         "`benchmarks/select_dev.py`.",
         "",
-        "| variant | seeds | STS-B dev | dev Cont | dev Oppn | CANNOT held-out cos | loss / data |",
-        "|---|---:|---:|---:|---:|---:|---|",
+        "| variant | seeds | STS-B dev | dev Cont | dev Oppn | CANNOT held-out cos | word-order cos | minimal pairs acc | loss / data |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     start = start_scores(refresh=False)
-    lines.append("| start | – | " + " | ".join(_fmt(start[k], k) for k in keys) + " | – |")
+    lines.append("| start | – | " + " | ".join(_fmt(start.get(k, float("nan")), k) for k in keys) + " | – |")
     for variant, entries in runs.items():
-        means = {k: statistics.fmean(e["scores"][k] for e in entries) for k in keys}
+        means = {k: statistics.fmean(e["scores"].get(k, float("nan")) for e in entries) for k in keys}
         recipe = entries[0]["recipe"]
         what = f"{recipe['loss']['name']} {recipe['loss'].get('params', {})} recall {recipe['loss'].get('recall_gamma')}; {recipe['data']['options']}"
         lines.append(f"| {variant} | {len(entries)} | " + " | ".join(_fmt(means[k], k) for k in keys) + f" | {what} |")
@@ -156,7 +161,9 @@ def write_table() -> Path:
 
 
 def _fmt(value: float, key: str) -> str:
-    return f"{value:.3f}" if key.startswith("neg") else f"{value:.2f}"
+    if value != value:
+        return "–"
+    return f"{value:.3f}" if key.startswith(("neg", "word", "mp")) else f"{value:.2f}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -169,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--score-models", nargs="+", default=[], metavar="FOLDER", help="score trained model folders")
     parser.add_argument("--table", action="store_true", help="only rebuild select.md")
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--gradient-shares", type=int, default=10, metavar="N", help="log gradient shares every N steps")
     parser.add_argument("--reuse-stale", action="store_true", help="reuse result files whose provenance stamp differs")
     args = parser.parse_args(argv)
     global REUSE_STALE

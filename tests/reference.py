@@ -290,6 +290,20 @@ def recall_reference(parameters: Sequence, start_values: Sequence, gamma: float)
     return 0.5 * gamma * math.fsum(squares)
 
 
+def similarity_drift_reference(current, reference) -> float:
+    """Mean over ordered pairs i != j of (cos(h_i, h_j) - cos(h*_i, h*_j))^2 (SimilarityPreservation)."""
+    current, reference = _rows(current), _rows(reference)
+    n = len(current)
+    if n < 2:
+        return 0.0
+    total = 0.0
+    for i in range(n):
+        for j in range(n):
+            if i != j:
+                total += (cosine(current[i], current[j]) - cosine(reference[i], reference[j])) ** 2
+    return total / (n * (n - 1))
+
+
 # -- Text metrics and DebCSE inverse-propensity sampling, §4.1–4.2, eq. 1–6 -------------------------
 def reference_words(text: str) -> list[str]:
     """Lower-cased words with punctuation removed: maximal runs of letters/digits (``str.isalnum``), one

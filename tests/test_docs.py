@@ -23,11 +23,13 @@ LOSS_PAGES = {
     "DebiasInfoNCE": "losses/debias_infonce.md",
     "MarginNegationLoss": "losses/margin_negation.md",
     "RecallRegularizer": "losses/recall_regularizer.md",
+    "SimilarityPreservation": "losses/similarity_preservation.md",
 }
 
 #: Public builder or candidate generator -> its page.
 BUILDER_PAGES = {
     "IPWBuilder": "builders/ipw.md",
+    "MinimalPairBuilder": "builders/minimal_pairs.md",
     "OssCSEBuilder": "builders/osscse.md",
     "Negator": "builders/osscse.md",
     "NegatedAntonymGenerator": "builders/osscse.md",

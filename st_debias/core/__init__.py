@@ -10,6 +10,7 @@ from .distributed import gather_rows
 from .infonce import infonce, infonce_per_row, weighted_mean
 from .logits import focal, scaled
 from .noise import adversarial_noise
+from .preservation import similarity_drift
 from .similarity import (
     SimilarityFct,
     at_least_float32,
@@ -44,6 +45,7 @@ __all__ = [
     "positive_index",
     "rowwise_similarity",
     "scaled",
+    "similarity_drift",
     "similarity_matrix",
     "threshold_mask",
     "weighted_mean",

@@ -31,6 +31,7 @@ _EXPORTS = {
     "merge_builds": "st_debias.data.builders",
     "candidate_generators": "st_debias.data.builders",
     "OssCSEBuilder": "st_debias.data.negation.builder",
+    "MinimalPairBuilder": "st_debias.data.minimal_pairs.builder",
     "Negator": "st_debias.data.negation.negator",
     "NegationResult": "st_debias.data.negation.negator",
     "NegatedAntonymGenerator": "st_debias.data.negation.negator",

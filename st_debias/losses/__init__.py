@@ -14,6 +14,7 @@ from .focal_infonce import FocalInfoNCE
 from .instance_weighted_mnrl import InstanceWeightedMNRL
 from .margin_negation import MarginNegationLoss
 from .recall_regularizer import RecallRegularizer
+from .similarity_preservation import SimilarityPreservation
 
 __all__ = [
     "CachedDebiasInfoNCE",
@@ -26,6 +27,7 @@ __all__ = [
     "InstanceWeightedMNRL",
     "MarginNegationLoss",
     "RecallRegularizer",
+    "SimilarityPreservation",
 ]
 
 # Public path in model cards and reprs (sentence-transformers names a loss by its class's module).
@@ -40,6 +42,7 @@ for _loss_class in (
     InstanceWeightedMNRL,
     MarginNegationLoss,
     RecallRegularizer,
+    SimilarityPreservation,
 ):
     _loss_class.__module__ = __name__
 del _loss_class

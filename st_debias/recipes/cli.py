@@ -41,6 +41,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     train.add_argument("--no-eval", action="store_true", help="skip the before/after evaluation")
     train.add_argument("--cache-dir", default=None, help="cache for built rows and evaluations")
+    train.add_argument("--log-gradient-shares", type=int, default=0, metavar="N",
+                       help="every N steps, log each loss part's share of the gradient norm (0 = off)")
     train.set_defaults(func=run_train)
 
     recipes = subparsers.add_parser("recipes", help="list the packaged recipes")
@@ -84,6 +86,7 @@ def run_train(args: argparse.Namespace) -> int:
             eval_tasks=tuple(t.strip() for t in args.eval_tasks.split(",") if t.strip()),
             quick_eval=args.quick_eval,
             cache_dir=args.cache_dir,
+            gradient_share_every=args.log_gradient_shares,
             overwrite=args.overwrite,
         )
     except TrainingInterrupted as stopped:

@@ -20,7 +20,7 @@ import yaml
 
 from .losses import LOSSES, check_loss_params
 
-DATA_KINDS = ("simcse", "ipw", "negation")
+DATA_KINDS = ("simcse", "ipw", "negation", "minimal_pairs")
 LOSS_NAMES = tuple(LOSSES)
 
 #: Builder arguments a recipe does not set in ``data.options`` (the recipe machinery passes them).
@@ -45,7 +45,8 @@ class TrainingConfig:
 
 @dataclass
 class DataConfig:
-    """Which rows to build: ``simcse`` (anchor = positive), ``ipw`` (DebCSE) or ``negation`` (OssCSE)."""
+    """Which rows to build: ``simcse`` (anchor = positive), ``ipw`` (DebCSE), ``negation`` (OssCSE) or
+    ``minimal_pairs`` (cue-balanced minimal pairs, :class:`st_debias.data.MinimalPairBuilder`)."""
 
     kind: str = "simcse"
     options: dict[str, Any] = field(default_factory=dict)
@@ -60,6 +61,7 @@ class LossConfig:
     guide: str | None = None  # "start" = frozen copy of the start model, or a model name/path
     guide_mode: str = "precomputed"  # or "live"
     recall_gamma: float | None = None
+    preservation_weight: float | None = None  # SimilarityPreservation around the loss (before recall)
 
 
 @dataclass
@@ -139,7 +141,9 @@ def _check_data(data: DataConfig, where: str) -> None:
         if options:
             raise ValueError(f"Recipe {where}: data kind 'simcse' takes no options, got {sorted(options)}.")
         return
-    if data.kind == "ipw":
+    if data.kind == "minimal_pairs":
+        from st_debias.data.minimal_pairs import MinimalPairBuilder as builder
+    elif data.kind == "ipw":
         from st_debias.data.ipw.builder import IPWBuilder as builder
     else:
         from st_debias.data.generators import GENERATOR_CHOICES
@@ -158,7 +162,7 @@ def _check_data(data: DataConfig, where: str) -> None:
             f"Recipe {where}: data.options {unknown} are not options of the {data.kind} builder; "
             f"it takes {extra + accepted}."
         )
-    generators = {"positive_generators": []} if data.kind == "ipw" else {"paraphrase_generators": []}
+    generators = {"ipw": {"positive_generators": []}, "negation": {"paraphrase_generators": []}}.get(data.kind, {})
     options = {key: tuple(value) if isinstance(value, list) else value for key, value in options.items()}
     try:
         builder(**generators, **options)
@@ -183,11 +187,12 @@ def _check_loss(loss: LossConfig, where: str) -> None:
             raise ValueError(f"Recipe {where}: loss.guide is read by InstanceWeightedMNRL only, not {loss.name}.")
         if not isinstance(loss.guide, str) or not loss.guide:
             raise ValueError(f"Recipe {where}: loss.guide must be 'start' or a model name/path, got {loss.guide!r}.")
-    gamma = loss.recall_gamma
-    if gamma is not None and (
-        isinstance(gamma, bool) or not isinstance(gamma, int | float) or not math.isfinite(gamma) or gamma < 0
-    ):
-        raise ValueError(f"Recipe {where}: loss.recall_gamma must be a finite number >= 0, got {gamma!r}.")
+    for field_name in ("recall_gamma", "preservation_weight"):
+        value = getattr(loss, field_name)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0
+        ):
+            raise ValueError(f"Recipe {where}: loss.{field_name} must be a finite number >= 0, got {value!r}.")
 
 
 def load_recipe(name_or_path: str | Path) -> Recipe:

@@ -27,6 +27,7 @@ _ROW_KINDS = {
     "simcse": "(anchor, anchor) SimCSE pairs",
     "ipw": "DebCSE inverse-propensity-weighted (anchor, positive, negative) rows",
     "negation": "(anchor, paraphrase, negation) rows with spaCy negations",
+    "minimal_pairs": "cue-balanced (anchor, positive, negative) minimal pairs",
 }
 
 
@@ -57,11 +58,16 @@ def _key(recipe: Recipe, sentences: list[str], model: Any, max_rows: int | None 
 
 def _generator_versions(recipe: Recipe) -> dict[str, int]:
     """Versions of the rule-based generators a recipe's rows depend on: new rules must not reuse old rows."""
-    if recipe.data.kind != "negation":
+    if recipe.data.kind not in ("negation", "minimal_pairs"):
         return {}
     from st_debias.data.paraphrase.syntactic import SyntacticParaphraser
 
-    return {"syntactic": SyntacticParaphraser.version}
+    versions = {"syntactic": SyntacticParaphraser.version}
+    if recipe.data.kind == "minimal_pairs":
+        from st_debias.data.minimal_pairs import MinimalPairBuilder
+
+        versions["minimal_pairs"] = MinimalPairBuilder.version
+    return versions
 
 
 def build_rows(
@@ -88,7 +94,9 @@ def build_rows(
         f"(up to {wanted:,} rows kept)…",
         show_progress_bar,
     )
-    builders = {"simcse": _simcse_rows, "ipw": _ipw_rows, "negation": _negation_rows}
+    builders = {
+        "simcse": _simcse_rows, "ipw": _ipw_rows, "negation": _negation_rows, "minimal_pairs": _minimal_pair_rows,
+    }
     rows, report = builders[recipe.data.kind](recipe, sentences, model, cache_dir, show_progress_bar)
     if len(rows) > wanted:
         # Builders that skip sentences read more of the corpus; every recipe trains on the same budget.
@@ -167,3 +175,13 @@ def _negation_rows(recipe, sentences, model, cache_dir, show_progress_bar) -> tu
     report = builder.report.as_dict()
     report["paraphrase_source"] = source
     return rows, report
+
+
+def _minimal_pair_rows(recipe, sentences, model, cache_dir, show_progress_bar) -> tuple[Dataset, dict[str, Any]]:
+    """Cue-balanced (anchor, positive, negative) minimal pairs; options go to
+    :class:`~st_debias.data.minimal_pairs.MinimalPairBuilder` (``shares``, ``on_missing_positive``)."""
+    from st_debias.data.minimal_pairs import MinimalPairBuilder
+
+    builder = MinimalPairBuilder(seed=recipe.training.seed, show_progress_bar=show_progress_bar, **recipe.data.options)
+    rows = builder.build(sentences)
+    return rows, builder.report.as_dict()

@@ -72,7 +72,7 @@ def build_loss(
     recipe: Recipe, model: Any, rows: Dataset, guide: Any | None = None, show_progress_bar: bool = True
 ):
     """Return ``(loss, rows)``; rows gain a ``label`` column when the guide is precomputed."""
-    from st_debias.losses import InstanceWeightedMNRL, RecallRegularizer
+    from st_debias.losses import InstanceWeightedMNRL, RecallRegularizer, SimilarityPreservation
 
     spec = recipe.loss
     params = dict(spec.params)
@@ -102,6 +102,8 @@ def build_loss(
         if spec.name == "MarginNegationLoss":
             params.setdefault("return_parts", True)  # the trainer logs l_c and l_m separately
         loss = loss_class(spec.name)(model, **params)
+    if spec.preservation_weight is not None:
+        loss = SimilarityPreservation(model, loss, weight=spec.preservation_weight, return_parts=True)
     if spec.recall_gamma is not None:
         loss = RecallRegularizer(model, loss, gamma=spec.recall_gamma, return_parts=True)
     return loss, rows

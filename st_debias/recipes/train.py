@@ -89,6 +89,7 @@ def train_recipe(
     cache_dir: str | os.PathLike[str] | None = None,
     show_progress_bar: bool = True,
     overwrite: bool = False,
+    gradient_share_every: int = 0,
 ) -> TrainResult:
     """Train ``recipe`` from ``model`` on ``corpus`` and return the saved model's folder and before/after scores.
 
@@ -105,6 +106,8 @@ def train_recipe(
         quick_eval: score STS-B and SICK-R test only (plus the bias probes), labelled as such, instead of the STS-7.
         cache_dir: where built rows and evaluations are cached (default ``$ST_DEBIAS_CACHE`` or ~/.cache/st_debias).
         show_progress_bar: tqdm bars while building, training and evaluating.
+        gradient_share_every: log each loss part's share of the gradient norm every this many steps
+            (:class:`~st_debias.recipes.callbacks.GradientShareCallback`; 0 = off).
         overwrite: replace a run already in ``output_dir`` (without it, such a folder is refused).
 
     Raises:
@@ -127,6 +130,7 @@ def train_recipe(
         write_report,
         write_results,
     )
+    from st_debias.recipes.callbacks import GradientShareCallback
 
     from .stopping import SaveAndStopOnSignal, TrainingInterrupted
 
@@ -145,7 +149,7 @@ def train_recipe(
     # --batch-size is per process: under torchrun every step consumes batch_size rows on each process.
     rows_wanted = training.steps * training.batch_size * int(os.environ.get("WORLD_SIZE", "1"))
     # The negation builder skips sentences with no negation or no paraphrase: read more than the rows needed.
-    oversample = 3 if recipe.data.kind == "negation" else 1
+    oversample = {"negation": 3, "minimal_pairs": 2}.get(recipe.data.kind, 1)
     sentences = read_corpus(corpus, training.sentences or oversample * rows_wanted)
     sts_tasks = QUICK_STS_TASKS if quick_eval else STS_TASKS
     args = SentenceTransformerTrainingArguments(
@@ -200,7 +204,8 @@ def train_recipe(
         train_dataset=rows,
         loss=loss,
         evaluator=sts_dev_evaluator(data_dir),
-        callbacks=[stop_on_signal],
+        callbacks=[stop_on_signal]
+        + ([GradientShareCallback(loss, every=gradient_share_every)] if gradient_share_every else []),
     )
     if main_process:
         announce(

@@ -1,0 +1,89 @@
+"""Development-only probes for recipe selection (never the reported test probes).
+
+* ``minimal_pairs``: rows built by :class:`st_debias.data.MinimalPairBuilder` (every family, real positives
+  only) from Wikipedia lines 180,001–181,500, which no recipe trains on; per family, the share of rows where
+  the model puts the positive above the negative, and the mean gap cos(a, p) − cos(a, n).
+* ``word_order``: mean cosine between a sentence and the same words in a seeded random order, on Wikipedia
+  lines 190,001–191,000 (the reported probe uses other lines).
+
+The rows are built once and cached as JSON under ``benchmarks/results/select/`` (committed, so every variant
+is scored on the same pairs).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+MINIMAL_PAIR_LINES = (180_000, 181_500)
+WORD_ORDER_LINES = (190_000, 191_000)
+ROWS_FILE = HERE / "results" / "select" / "dev_minimal_pairs.json"
+
+
+def _corpus_lines(start: int, stop: int) -> list[str]:
+    from st_debias.paths import data_dir
+
+    with open(data_dir() / "corpus" / "wiki_sentences.txt", encoding="utf-8") as handle:
+        return [line.strip() for line in itertools.islice(handle, start, stop)]
+
+
+def dev_minimal_pairs() -> dict[str, list]:
+    if ROWS_FILE.exists():
+        return json.loads(ROWS_FILE.read_text())
+    from st_debias.data import MinimalPairBuilder
+
+    builder = MinimalPairBuilder(
+        shares={f: 1.0 for f in ("negation", "antonym", "argument_swap", "number", "cohyponym")},
+        on_missing_positive="skip",
+        seed=7,
+    )
+    rows = builder.build(_corpus_lines(*MINIMAL_PAIR_LINES))
+    data = {**rows.to_dict(), "family": builder.families, "report": builder.report.as_dict()}
+    ROWS_FILE.parent.mkdir(parents=True, exist_ok=True)
+    ROWS_FILE.write_text(json.dumps(data, indent=1, default=str))
+    return data
+
+
+def shuffled(sentence: str, seed: int) -> str | None:
+    words = sentence.split()
+    if len(words) < 4:
+        return None
+    rng = random.Random(seed)
+    for _ in range(10):
+        order = words[:]
+        rng.shuffle(order)
+        if order != words:
+            return " ".join(order)
+    return None
+
+
+def dev_probe_scores(cache) -> dict[str, float]:
+    """Scores for one model through an :class:`st_debias.evaluation.EmbeddingCache`."""
+    data = dev_minimal_pairs()
+    pos = cache.cosine(data["anchor"], data["positive"])
+    neg = cache.cosine(data["anchor"], data["negative"])
+    families = np.array(data["family"])
+    out: dict[str, float] = {
+        "mp_accuracy": float(np.mean(pos > neg)),
+        "mp_gap": float(np.mean(pos - neg)),
+        "mp_rows": int(len(families)),
+    }
+    for family in sorted(set(data["family"])):
+        mask = families == family
+        out[f"mp_accuracy/{family}"] = float(np.mean(pos[mask] > neg[mask]))
+        out[f"mp_neg_cos/{family}"] = float(np.mean(neg[mask]))
+    sentences, shuffles = [], []
+    for k, sentence in enumerate(_corpus_lines(*WORD_ORDER_LINES)):
+        other = shuffled(sentence, k)
+        if other is not None:
+            sentences.append(sentence)
+            shuffles.append(other)
+    word_order = cache.cosine(sentences, shuffles)
+    out["word_order_cos"] = float(np.mean(word_order))
+    out["word_order_above_0.9"] = float(np.mean(word_order > 0.9))
+    return out

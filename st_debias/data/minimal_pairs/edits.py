@@ -1,0 +1,274 @@
+"""Minimal-pair edits on a spaCy parse: small surface changes that change the meaning, or keep it.
+
+Every edit takes a parsed sentence (a spaCy ``Doc`` with tags and dependencies) and a seeded random
+generator and returns the edited text, or a :class:`Declined` reason. An edit never returns its input.
+
+Meaning-changing edits (negatives):
+
+=================  ===============================================  ==============================================
+edit               what it changes                                  example
+=================  ===============================================  ==============================================
+``argument_swap``  subject and object of a transitive verb swap     The cat chased the dog. → The dog chased the cat.
+``number``         one number becomes another of the same kind      born in 1921 → born in 1926
+``cohyponym``      a noun becomes a sibling in WordNet              a glass of wine → a glass of beer
+``antonym``        an adjective becomes its antonym                 The house is large. → The house is small.
+=================  ===============================================  ==============================================
+
+(Negation and de-negation, the fifth meaning-changing family, is :class:`~st_debias.data.negation.negator.Negator`.)
+
+They keep the words close on purpose: a bag-of-words model scores such a pair as near-identical, so these
+pairs are exactly where it has to look at meaning. Their counterparts that keep the meaning while adding the
+same surface cues (a negated antonym "is not small", a synonym, a voice change) are produced by the
+paraphrase generators; :class:`~st_debias.data.minimal_pairs.builder.MinimalPairBuilder` pairs them up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+# Function words and very general nouns whose WordNet siblings are not a meaningful contrast.
+_GENERIC_NOUNS = frozenset(
+    """thing things one ones part parts way ways time times year years people person man men woman women
+    number numbers kind kinds type types lot lots group groups area areas member members end side form
+    use case cases place places point points fact name names""".split()
+)
+_ARGUMENT_BLOCKERS = frozenset({"relcl", "acl", "advcl", "ccomp", "xcomp", "conj", "cc", "appos", "punct"})
+_FINITE_ACTIVE = frozenset({"VBD", "VBZ", "VBP"})
+_NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS"})
+# Adjective + noun collocations whose "antonym" is not a contrast ("high school" -> "low school").
+_FIXED_HEADS = frozenset("school schools court courts level levels class classes street streets".split())
+_MIN_WORDNET_COUNT = 3
+_MAX_ARGUMENT_TOKENS = 6
+
+
+@dataclass(frozen=True)
+class Declined:
+    """Why an edit does not apply to a sentence (counted per edit in the builder's report)."""
+
+    reason: str
+
+
+def _render(doc, replacements: dict[int, str]) -> str:
+    """The text of ``doc`` with token ``i`` replaced by ``replacements[i]`` (spaCy spacing kept)."""
+    return "".join(replacements.get(t.i, t.text) + t.whitespace_ for t in doc).strip()
+
+
+def _contiguous(token) -> tuple[int, int] | None:
+    left, right = token.left_edge.i, token.right_edge.i
+    return (left, right) if len(list(token.subtree)) == right - left + 1 else None
+
+
+def _argument_span(token) -> tuple[int, int] | str:
+    """Token range of a short, clause-free noun phrase headed by ``token``, or a decline reason."""
+    if token.tag_ not in _NOUN_TAGS:
+        return "pronoun_or_other_head" if token.tag_ in ("PRP", "WP", "EX") else "argument_not_noun"
+    if any(t.dep_ in _ARGUMENT_BLOCKERS for t in token.subtree if t is not token):
+        return "complex_argument"
+    span = _contiguous(token)
+    if span is None:
+        return "discontinuous_argument"
+    if span[1] - span[0] + 1 > _MAX_ARGUMENT_TOKENS:
+        return "long_argument"
+    return span
+
+
+def _case_for_position(text: str, first_token, at_start: bool) -> str:
+    """Capitalise a phrase moved to the start; lower-case a common-noun phrase moved away from it."""
+    if at_start:
+        return text[:1].upper() + text[1:]
+    if first_token.i == 0 and first_token.tag_ not in ("NNP", "NNPS") and not first_token.text.isupper():
+        return text[:1].lower() + text[1:]
+    return text
+
+
+def argument_swap(doc, rng: np.random.Generator) -> str | Declined:
+    """Swap the subject and the direct object of the sentence's finite active verb.
+
+    Declines for passives, pronouns (their case would change), clauses inside an argument, arguments
+    longer than six tokens, and present-tense verbs whose agreement would break (singular ↔ plural).
+    """
+    roots = [t for t in doc if t.dep_ == "ROOT"]
+    if not roots or roots[0].tag_ not in _FINITE_ACTIVE:
+        return Declined("no_finite_active_root")
+    verb = roots[0]
+    subjects = [c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")]
+    objects = [c for c in verb.children if c.dep_ == "dobj"]
+    if any(c.dep_ in ("nsubjpass", "auxpass") for c in verb.children):
+        return Declined("passive")
+    if len(subjects) != 1 or len(objects) != 1:
+        return Declined("no_subject_and_object")
+    subject, obj = subjects[0], objects[0]
+    if not subject.i < verb.i < obj.i:
+        return Declined("unusual_order")
+    spans = [_argument_span(subject), _argument_span(obj)]
+    for span in spans:
+        if isinstance(span, str):
+            return Declined(span)
+    (s0, s1), (o0, o1) = spans  # type: ignore[misc]
+    if verb.tag_ in ("VBZ", "VBP") and subject.tag_ != obj.tag_:
+        return Declined("agreement")
+    if any(t.dep_ == "neg" for t in verb.children) or any(t.lower_ in ("each", "other") for t in doc[o0 : o1 + 1]):
+        return Declined("reciprocal_or_negated")
+    subject_text = doc[s0 : s1 + 1].text
+    object_text = doc[o0 : o1 + 1].text
+    if subject_text.lower() == object_text.lower():
+        return Declined("same_arguments")
+    new_subject = _case_for_position(object_text, doc[o0], at_start=s0 == 0)
+    new_object = _case_for_position(subject_text, doc[s0], at_start=False)
+    pieces = []
+    for t in doc:
+        if t.i == s0:
+            pieces.append(new_subject + doc[s1].whitespace_)
+        elif s0 < t.i <= s1:
+            continue
+        elif t.i == o0:
+            pieces.append(new_object + doc[o1].whitespace_)
+        elif o0 < t.i <= o1:
+            continue
+        else:
+            pieces.append(t.text + t.whitespace_)
+    return "".join(pieces).strip()
+
+
+def _is_year(value: int, text: str) -> bool:
+    return len(text) == 4 and 1000 <= value <= 2099
+
+
+def number(doc, rng: np.random.Generator) -> str | Declined:
+    """Change one number written in digits: a year moves by 1–9 years, any other count to a different
+    value of the same order of magnitude (never equal, never zero)."""
+    candidates = [
+        t for t in doc
+        if t.tag_ == "CD" and t.text.replace(",", "").isdigit() and not t.text.startswith("0")
+    ]
+    if not candidates:
+        return Declined("no_number")
+    token = candidates[int(rng.integers(len(candidates)))]
+    digits = token.text.replace(",", "")
+    value = int(digits)
+    if _is_year(value, digits):
+        shift = int(rng.integers(1, 10)) * (1 if rng.random() < 0.5 else -1)
+        new_value = value + shift
+        new_text = str(new_value)
+    else:
+        low, high = (2, 10) if value < 10 else (10 ** (len(digits) - 1), 10 ** len(digits))
+        choices = [v for v in range(low, min(high, low + 1000)) if v != value]
+        new_value = int(rng.choice(choices))
+        new_text = f"{new_value:,}" if "," in token.text else str(new_value)
+    return _render(doc, {token.i: new_text})
+
+
+def _siblings(lemma: str) -> list[str]:
+    """Single-word co-hyponyms of ``lemma``'s most frequent noun sense that WordNet's corpus has seen."""
+    from st_debias.data.lexicon import wordnet
+
+    wn = wordnet()
+    synsets = wn.synsets(lemma, pos="n")
+    if not synsets:
+        return []
+    sense = synsets[0]
+    out: list[str] = []
+    for hypernym in sense.hypernyms():
+        for sibling in hypernym.hyponyms():
+            if sibling == sense:
+                continue
+            lemma_obj = sibling.lemmas()[0]
+            name = lemma_obj.name()
+            if name.isalpha() and name.islower() and name != lemma and lemma_obj.count() >= _MIN_WORDNET_COUNT and name not in out:
+                out.append(name)
+    return out
+
+
+def _noun_lemma(token) -> str:
+    """Base form of a noun token (lemminflect; the parser pipeline runs without spaCy's lemmatizer)."""
+    if token.tag_ == "NN":
+        return token.lower_
+    from lemminflect import getLemma
+
+    lemmas = getLemma(token.lower_, upos="NOUN")
+    return lemmas[0] if lemmas else token.lower_
+
+
+def _inflect_noun(lemma: str, tag: str) -> str | None:
+    if tag == "NN":
+        return lemma
+    if lemma.endswith("s"):  # "subspecies", "series": lemminflect would write "subspecieses"
+        return None
+    from lemminflect import getInflection
+
+    forms = getInflection(lemma, tag="NNS")
+    return forms[0] if forms else None
+
+
+def _article(previous: str, word: str) -> str | None:
+    """The article ``previous`` rewritten for ``word`` (``a`` ↔ ``an``), or None when no change is needed."""
+    if previous.lower() not in ("a", "an"):
+        return None
+    wanted = "an" if word[:1].lower() in "aeiou" else "a"
+    if previous.lower() == wanted:
+        return None
+    return wanted.capitalize() if previous[:1].isupper() else wanted
+
+
+def cohyponym(doc, rng: np.random.Generator) -> str | Declined:
+    """Replace one common noun with a WordNet sibling of its most frequent sense ("wine" → "beer"), same
+    number; the replacement must have been seen in WordNet's tagged corpus (a frequency guard)."""
+    nouns = [
+        t for t in doc
+        if t.tag_ in ("NN", "NNS") and t.dep_ not in ("compound", "amod", "npadvmod") and t.text.isalpha()
+        and t.text.islower() and _noun_lemma(t) not in _GENERIC_NOUNS
+    ]
+    if not nouns:
+        return Declined("no_noun")
+    order = rng.permutation(len(nouns))
+    for k in order:
+        token = nouns[int(k)]
+        if token.tag_ == "NNS" and _noun_lemma(token) == token.lower_:
+            continue  # invariant plural ("species"): the number of a replacement cannot be checked
+        siblings = _siblings(_noun_lemma(token))
+        if not siblings:
+            continue
+        choice = siblings[int(rng.integers(len(siblings)))]
+        form = _inflect_noun(choice, token.tag_)
+        if not form or form == token.text:
+            continue
+        replacements = {token.i: form}
+        if token.i > 0:
+            article = _article(doc[token.i - 1].text, form)
+            if article:
+                replacements[token.i - 1] = article
+        return _render(doc, replacements)
+    return Declined("no_sibling")
+
+
+def antonym(doc, rng: np.random.Generator) -> str | Declined:
+    """Replace one predicate or attributive adjective with its antonym ("large" → "small"), no negation
+    added. Antonyms come from the curated gradable pairs of :mod:`st_debias.data.lexicon` (the same list the
+    negated-antonym positives use, so both sides of a row share the antonym); declines adjectives modified
+    by an adverb ("radically different") and fixed collocations ("high school")."""
+    from st_debias.data.lexicon import safe_antonym
+
+    adjectives = [
+        t for t in doc
+        if t.tag_ == "JJ" and t.dep_ in ("acomp", "amod") and t.text.isalpha() and t.text.islower()
+        and not any(c.dep_ == "advmod" for c in t.children)
+        and not (t.dep_ == "amod" and (t.head.lower_ in _FIXED_HEADS or t.head.dep_ == "compound"))
+    ]
+    if not adjectives:
+        return Declined("no_adjective")
+    for k in rng.permutation(len(adjectives)):
+        token = adjectives[int(k)]
+        opposite = safe_antonym(token.lower_)
+        if opposite and opposite != token.lower_:
+            replacements = {token.i: opposite}
+            if token.i > 0:
+                article = _article(doc[token.i - 1].text, opposite)
+                if article:
+                    replacements[token.i - 1] = article
+            return _render(doc, replacements)
+    return Declined("no_antonym")
+
+
+NEGATIVE_EDITS = {"argument_swap": argument_swap, "number": number, "cohyponym": cohyponym, "antonym": antonym}

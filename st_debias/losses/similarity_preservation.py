@@ -1,0 +1,158 @@
+"""SimilarityPreservation: keep the batch's similarity structure close to the start model's while debiasing."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import torch
+from torch import Tensor, nn
+
+from st_debias import core
+
+from ._base import LossOutput, combine_parts
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+_INPUT_KEYS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+class SimilarityPreservation(nn.Module):
+    def __init__(
+        self,
+        model: SentenceTransformer | None,
+        loss: nn.Module,
+        weight: float = 1.0,
+        reference: SentenceTransformer | None = None,
+        return_parts: bool = False,
+    ) -> None:
+        r"""Wrap an st_debias loss and add a penalty on how far the in-batch similarities of the anchors drift
+        from a frozen reference model (by default a copy of ``model`` taken now, i.e. the start model):
+
+        .. math::
+
+            l_p = w \cdot \frac{1}{B(B-1)} \sum_{i \ne j} \big(s(h_i, h_j) - s(h^*_i, h^*_j)\big)^2
+
+        with :math:`h` the trained model's anchor embeddings, :math:`h^*` the reference's, :math:`s` cosine.
+
+        Use it when a debiasing term acts on a few edited pairs (negations, argument swaps) and should leave
+        every other pair where a good pretrained model put it: the wrapped loss reshapes the minimal pairs,
+        this term holds the rest of the similarity structure in place. It is the function-space counterpart
+        of :class:`RecallRegularizer` (which anchors the weights), in the spirit of "Learning without
+        Forgetting" (Li and Hoiem, 2016): it constrains what the model outputs, not which weights produce it.
+
+        Returns one tensor, the sum of the parts, so it works wherever a sentence-transformers loss does; with
+        ``return_parts=True`` it returns the wrapped loss's parts plus ``"preservation"`` (a wrapped loss
+        returning a tensor contributes it under its class name), which SentenceTransformerTrainer sums and logs
+        one by one. ``weight=0`` leaves the wrapped loss unchanged (plus ``preservation`` = 0).
+
+        Cost: one extra forward pass of the anchor column through the reference, without gradients.
+
+        Args:
+            model: the SentenceTransformer being trained (the default reference is a frozen copy of it).
+            loss: an st_debias loss (it must embed through ``loss.embed``, as every st_debias loss does).
+            weight: :math:`w \ge 0`.
+            reference: a frozen model to compare with (default: a copy of ``model`` at construction). It is
+                held outside the module tree, so it is neither trained nor saved with the model.
+            return_parts: return the named parts instead of their sum (for the trainer's per-part logging).
+
+        References:
+            - Li and Hoiem, "Learning without Forgetting", ECCV 2016 (output-space preservation).
+
+        Inputs:
+            Those of the wrapped loss; the first column (the anchors) is the one preserved.
+
+        Example:
+            ::
+
+                from sentence_transformers import SentenceTransformer
+                from st_debias.losses import MarginNegationLoss, SimilarityPreservation
+                from st_debias.paths import resolve_model_name
+
+                model = SentenceTransformer(resolve_model_name())
+                loss = SimilarityPreservation(model, MarginNegationLoss(model, margin_weight=1.0), weight=1.0)
+        """
+        super().__init__()
+        core.check_non_negative(weight, "weight", "SimilarityPreservation")
+        if not hasattr(loss, "embed"):
+            raise TypeError(
+                f"SimilarityPreservation wraps st_debias losses (they embed through .embed); got "
+                f"{type(loss).__name__}. Wrap the st_debias loss first, then RecallRegularizer around both."
+            )
+        self.model = model
+        self.loss = loss
+        self.weight = float(weight)
+        self.return_parts = return_parts
+        if reference is None:
+            if model is None:
+                raise ValueError("SimilarityPreservation: pass model (its frozen copy is the reference) or reference=.")
+            reference = copy.deepcopy(model)
+        reference.requires_grad_(False)
+        reference.eval()
+        # A list, not an attribute module: the reference is not a submodule, so it is not saved or optimised.
+        self._reference = [reference]
+
+    @property
+    def reference(self) -> Any:
+        return self._reference[0]
+
+    def reference_embeddings(self, features: dict[str, Tensor]) -> Tensor:
+        """The reference model's sentence embeddings for one tokenised column, without gradients."""
+        reference = self.reference
+        device = next(reference.parameters()).device
+        inputs = {k: v.to(device) for k, v in features.items() if k in _INPUT_KEYS}
+        with torch.no_grad():
+            return reference(inputs)["sentence_embedding"]
+
+    def _with_preservation(self, output: LossOutput, anchors: Tensor, reference: Tensor) -> LossOutput:
+        parts = dict(output) if isinstance(output, dict) else {type(self.loss).__name__: output}
+        drift = core.similarity_drift(anchors, reference.to(anchors.device))
+        parts["preservation"] = (self.weight * drift).to(dtype=next(iter(parts.values())).dtype)
+        return combine_parts(parts, self.return_parts)
+
+    def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> LossOutput:
+        features = list(sentence_features)
+        anchor_inputs = dict(features[0])  # the model writes its outputs into the feature dicts
+        captured: list[list[Tensor]] = []
+        inner_embed = self.loss.embed
+
+        def embed_and_keep(columns):
+            embeddings = inner_embed(columns)
+            captured.append(embeddings)
+            return embeddings
+
+        self.loss.embed = embed_and_keep  # instance attribute shadows the method for this call only
+        try:
+            output = self.loss(features, labels)
+        finally:
+            del self.loss.embed
+        return self._with_preservation(output, captured[0][0], self.reference_embeddings(anchor_inputs))
+
+    def compute_loss_from_embeddings(
+        self, embeddings: list[Tensor], labels: Tensor | None = None, reference: Tensor | None = None
+    ) -> LossOutput:
+        """The maths on plain tensors: ``reference`` = the reference model's embeddings of ``embeddings[0]``."""
+        if reference is None:
+            raise ValueError("SimilarityPreservation.compute_loss_from_embeddings needs reference= embeddings.")
+        return self._with_preservation(self.loss.compute_loss_from_embeddings(embeddings, labels), embeddings[0], reference)
+
+    def get_config_dict(self) -> dict[str, Any]:
+        inner = self.loss.get_config_dict() if hasattr(self.loss, "get_config_dict") else {}
+        return {"weight": self.weight, "loss": f"st_debias.losses.{type(self.loss).__name__}", **{f"loss.{k}": v for k, v in inner.items()}}
+
+    @property
+    def citation(self) -> str:
+        inner = getattr(self.loss, "citation", "") or ""
+        return LWF_CITATION + inner
+
+
+LWF_CITATION = """
+@inproceedings{li2016lwf,
+    title = {Learning without Forgetting},
+    author = {Li, Zhizhong and Hoiem, Derek},
+    booktitle = {European Conference on Computer Vision (ECCV)},
+    year = {2016},
+}
+"""

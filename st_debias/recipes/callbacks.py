@@ -1,0 +1,88 @@
+"""Trainer callbacks that show what drives a run."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import torch
+from torch import nn
+from transformers import TrainerCallback
+
+
+class GradientShareCallback(TrainerCallback):
+    r"""Log how much each named part of a loss contributes to the gradient, every ``every`` steps.
+
+    A loss that returns named parts (``{"contrastive": ..., "margin": ..., "recall": ...}``) is summed by
+    the trainer, and Adam then rescales the sum: a part's weight says little about how much it moves the
+    model. This callback measures it. On a measured step it takes, for each part :math:`l_k`, the gradient
+    norm :math:`\|\nabla_\theta l_k\|` over the trainable parameters and logs
+
+    * ``grad_norm/<part>``: that norm;
+    * ``grad_share/<part>``: :math:`\|\nabla l_k\| / \sum_j \|\nabla l_j\|` (shares sum to 1).
+
+    The figures go to the trainer's logs (and ``trainer.state.log_history``) at the next logging step.
+    Cost: one extra backward pass per part on measured steps only.
+
+    Args:
+        loss: the loss module given to the trainer (it must return a dict of parts to be measured).
+        every: measure every ``every`` optimizer steps (≥ 1).
+        parameters: the parameters to measure (default: every trainable parameter of ``loss.model``).
+
+    Example:
+        ::
+
+            loss = RecallRegularizer(model, MarginNegationLoss(model, margin_weight=1.0))
+            trainer = SentenceTransformerTrainer(model=model, train_dataset=rows, loss=loss,
+                                                 callbacks=[GradientShareCallback(loss, every=10)])
+    """
+
+    def __init__(self, loss: nn.Module, every: int = 10, parameters: Iterable[nn.Parameter] | None = None) -> None:
+        if every < 1:
+            raise ValueError(f"GradientShareCallback: every must be ≥ 1, got {every}.")
+        self.loss = loss
+        self.every = int(every)
+        self._parameters = list(parameters) if parameters is not None else None
+        self._measure = False
+        self._pending: dict[str, float] = {}
+        self.history: list[dict[str, float]] = []
+        self._handle = loss.register_forward_hook(self._after_forward)
+
+    def _trainable(self) -> list[nn.Parameter]:
+        params = self._parameters if self._parameters is not None else list(self.loss.model.parameters())
+        return [p for p in params if p.requires_grad]
+
+    def _after_forward(self, module: nn.Module, inputs, output) -> None:
+        if not (self._measure and torch.is_grad_enabled() and isinstance(output, dict)):
+            return
+        self._measure = False  # once per optimizer step, also under gradient accumulation
+        params = self._trainable()
+        norms: dict[str, float] = {}
+        for name, value in output.items():
+            if not value.requires_grad:
+                norms[name] = 0.0
+                continue
+            grads = torch.autograd.grad(value, params, retain_graph=True, allow_unused=True)
+            norms[name] = math.sqrt(sum(float(g.detach().float().pow(2).sum()) for g in grads if g is not None))
+        total = sum(norms.values())
+        entry = {f"grad_norm/{k}": v for k, v in norms.items()}
+        entry.update({f"grad_share/{k}": (v / total if total > 0 else 0.0) for k, v in norms.items()})
+        self._pending = entry
+
+    def on_step_begin(self, args, state, control, **kwargs):
+        self._measure = state.global_step % self.every == 0
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if not self._pending:
+            return
+        entry = {"step": state.global_step, **self._pending}
+        self.history.append(entry)
+        if logs is not None:
+            logs.update(self._pending)
+        if state.log_history:  # the trainer has already stored this step's logs: add ours to them
+            state.log_history[-1].update(self._pending)
+        self._pending = {}
+
+    def remove(self) -> None:
+        """Detach the hook from the loss."""
+        self._handle.remove()

@@ -1,0 +1,161 @@
+"""Minimal-pair edits and the cue-balanced builder, on real Wikipedia sentences and hand-made ones."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from st_debias.data.minimal_pairs.builder import MinimalPairBuilder, cue_statistics
+from st_debias.data.minimal_pairs.edits import Declined, antonym, argument_swap, cohyponym, number
+from st_debias.data.negation.negator import negation_count
+from st_debias.data.text import words
+
+
+def _parse(negator, text: str):
+    return negator.nlp(text)
+
+
+def _rng(k: int = 0) -> np.random.Generator:
+    return np.random.default_rng([0, k])
+
+
+def test_argument_swap_swaps_subject_and_object(negator):
+    out = argument_swap(_parse(negator, "The committee approved the budget."), _rng())
+    assert out == "The budget approved the committee."
+
+
+@pytest.mark.parametrize(
+    "sentence, reason",
+    [
+        ("The budget was approved by the committee.", "no_finite_active_root"),  # passive: VBN root
+        ("She approved the budget.", "pronoun_or_other_head"),
+        ("The committee approves the budgets.", "agreement"),
+        ("The committee that met on Monday approved the budget.", "complex_argument"),
+    ],
+)
+def test_argument_swap_declines_with_a_reason(negator, sentence, reason):
+    """Silent failure guarded: a swap that would break case, agreement or a clause is declined and named."""
+    out = argument_swap(_parse(negator, sentence), _rng())
+    assert isinstance(out, Declined) and out.reason == reason
+
+
+def test_argument_swap_keeps_the_bag_of_words_on_real_sentences(negator, wiki):
+    """The negative has exactly the anchor's words (case aside) in another order: only order tells them apart."""
+    swapped = 0
+    for k, doc in enumerate(negator.nlp.pipe(wiki[:300])):
+        out = argument_swap(doc, _rng(k))
+        if isinstance(out, Declined):
+            continue
+        swapped += 1
+        assert Counter(words(out)) == Counter(words(doc.text))
+        assert words(out) != words(doc.text)
+    assert swapped >= 10
+
+
+def test_number_changes_exactly_one_number(negator, wiki):
+    changed = 0
+    for k, doc in enumerate(negator.nlp.pipe(wiki[:300])):
+        out = number(doc, _rng(k))
+        if isinstance(out, Declined):
+            assert out.reason == "no_number"
+            continue
+        changed += 1
+        before, after = re.findall(r"\d[\d,]*\d|\d", doc.text), re.findall(r"\d[\d,]*\d|\d", out)
+        assert len(before) == len(after)
+        diffs = [(a, b) for a, b in zip(before, after) if a != b]
+        assert len(diffs) == 1
+        old, new = (d.replace(",", "") for d in diffs[0])
+        assert int(old) != int(new) and int(new) > 0
+        assert re.sub(r"\d[\d,]*\d|\d", "#", out) == re.sub(r"\d[\d,]*\d|\d", "#", doc.text)
+    assert changed >= 30
+
+
+def test_number_moves_a_year_by_at_most_nine_years(negator):
+    out = number(_parse(negator, "The bridge opened in 1921."), _rng())
+    year = int(words(out)[-1])
+    assert 1912 <= year <= 1930 and year != 1921
+
+
+def test_cohyponym_replaces_one_noun_with_a_wordnet_sibling(negator, wiki, data_root):
+    from lemminflect import getLemma
+
+    from st_debias.data.lexicon import wordnet
+
+    wn = wordnet()
+    checked = 0
+    for k, doc in enumerate(negator.nlp.pipe(wiki[:120])):
+        out = cohyponym(doc, _rng(k))
+        if isinstance(out, Declined):
+            continue
+        before, after = words(doc.text), words(out)
+        diffs = [(a, b) for a, b in zip(before, after) if a != b and a not in ("a", "an")]
+        assert len(before) == len(after) and len(diffs) == 1
+        old, new = diffs[0]
+        old_sense = wn.synsets(getLemma(old, upos="NOUN")[0], pos="n")[0]
+        new_senses = wn.synsets(getLemma(new, upos="NOUN")[0], pos="n")
+        assert any(set(s.hypernyms()) & set(old_sense.hypernyms()) for s in new_senses), (old, new)
+        checked += 1
+    assert checked >= 50
+
+
+def test_antonym_replaces_an_adjective_with_its_antonym(negator):
+    assert antonym(_parse(negator, "The house is large."), _rng()) == "The house is small."
+    assert isinstance(antonym(_parse(negator, "It was a radically different flag."), _rng()), Declined)
+
+
+def test_builder_is_deterministic_and_balances_cues(negator, wiki):
+    sentences = wiki[:200]
+    first = MinimalPairBuilder(negator=negator, seed=3)
+    rows = first.build(sentences)
+    again = MinimalPairBuilder(negator=negator, seed=3).build(sentences)
+    assert rows.to_dict() == again.to_dict()
+    report = first.report.as_dict()
+    assert report["rows"] == len(rows) > 150
+    assert report["inputs"] == report["anchors"] + sum(report["skipped"].values())
+    assert set(first.families) <= {"negation", "antonym", "argument_swap", "number", "cohyponym"}
+    assert len(set(first.families)) == 5
+    for family in ("negation", "antonym", "argument_swap", "number", "cohyponym"):
+        assert "declined" in report["generators"][family]
+    # Every negation row's negative changes the negation count; some positives carry a negation too.
+    cues = report["statistics"]["cues"]
+    assert cues["negation"]["negative_changes_negation"] == 1.0
+    assert cues["antonym"]["negative_changes_negation"] == 0.0
+    for anchor, negative, family in zip(rows["anchor"], rows["negative"], first.families):
+        assert negative != anchor
+        if family == "negation":
+            assert negation_count(negative) != negation_count(anchor)
+
+
+def test_builder_shares_are_met_where_available(negator, wiki):
+    builder = MinimalPairBuilder({"negation": 0.5, "cohyponym": 0.5}, negator=negator, seed=0)
+    builder.build(wiki[:200])
+    counts = Counter(builder.families)
+    assert set(counts) == {"negation", "cohyponym"}
+    assert abs(counts["negation"] - counts["cohyponym"]) <= 0.1 * sum(counts.values())
+
+
+def test_builder_skip_mode_never_uses_the_anchor_as_positive(negator, wiki):
+    builder = MinimalPairBuilder({"number": 1.0}, negator=negator, on_missing_positive="skip", seed=0)
+    rows = builder.build(wiki[:200])
+    assert all(p != a for a, p in zip(rows["anchor"], rows["positive"]))
+    assert builder.report.skipped["no_negative_edit"] > 0
+
+
+@pytest.mark.parametrize("shares", [{"negation": -1.0}, {"negation": float("nan")}, {"negation": 0.0}, {"typo": 1.0}])
+def test_builder_rejects_bad_shares(shares):
+    """Failure mode: NaN/negative/all-zero/unknown family shares would silently build nothing."""
+    with pytest.raises(ValueError, match="shares"):
+        MinimalPairBuilder(shares)
+
+
+def test_cue_statistics_by_hand():
+    stats = cue_statistics(
+        ["a b c d", "x y z w"], ["a b c d", "x y z w"], ["a b not c d", "w y z x"], ["negation", "argument_swap"]
+    )["cues"]
+    assert stats["negation"]["negative_changes_negation"] == 1.0
+    assert stats["negation"]["positive_is_anchor"] == 1.0
+    assert stats["argument_swap"]["negative_overlap"] == 1.0
+    assert stats["all"]["rows"] == 2

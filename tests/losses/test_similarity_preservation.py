@@ -1,0 +1,97 @@
+"""SimilarityPreservation: formula against a float64 loop, gradcheck, reductions, one real training step."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from datasets import Dataset
+
+from st_debias import core
+from st_debias.losses import MarginNegationLoss, SimilarityPreservation
+from tests.reference import similarity_drift_reference
+
+
+@pytest.mark.parametrize("seed, rows, dim", [(0, 4, 6), (1, 7, 3), (2, 2, 5), (3, 1, 4)])
+def test_drift_equals_the_reference_loop(seed, rows, dim):
+    g = torch.Generator().manual_seed(seed)
+    current = torch.randn(rows, dim, generator=g, dtype=torch.float64)
+    reference = torch.randn(rows, dim, generator=g, dtype=torch.float64)
+    got = core.similarity_drift(current, reference).item()
+    assert got == pytest.approx(similarity_drift_reference(current.tolist(), reference.tolist()), abs=1e-12)
+
+
+def test_drift_gradcheck():
+    g = torch.Generator().manual_seed(5)
+    current = torch.randn(5, 4, generator=g, dtype=torch.float64, requires_grad=True)
+    reference = torch.randn(5, 4, generator=g, dtype=torch.float64)
+    assert torch.autograd.gradcheck(lambda x: core.similarity_drift(x, reference), (current,))
+
+
+def test_drift_is_zero_for_the_reference_itself_and_float16_is_finite():
+    x = torch.randn(6, 8)
+    assert core.similarity_drift(x, x).item() == pytest.approx(0.0, abs=1e-6)
+    half = torch.zeros(4, 8, dtype=torch.float16)
+    assert torch.isfinite(core.similarity_drift(half, x[:4].half()))
+
+
+def test_shape_mismatch_is_named():
+    with pytest.raises(ValueError, match="same shape"):
+        core.similarity_drift(torch.zeros(3, 4), torch.zeros(2, 4))
+
+
+def test_weight_zero_leaves_the_wrapped_loss_unchanged():
+    g = torch.Generator().manual_seed(0)
+    embeddings = [torch.randn(4, 8, generator=g, dtype=torch.float64) for _ in range(4)]
+    inner = MarginNegationLoss(None, margin_weight=1.0, return_parts=True)
+    wrapped = SimilarityPreservation(None, inner, weight=0.0, reference=torch.nn.Identity(), return_parts=True)
+    parts = wrapped.compute_loss_from_embeddings(embeddings, reference=torch.randn(4, 8, dtype=torch.float64))
+    expected = inner.compute_loss_from_embeddings(embeddings)
+    assert parts["preservation"].item() == 0.0
+    for name, value in expected.items():
+        assert torch.equal(parts[name], value)
+
+
+def test_rejects_a_loss_without_embed():
+    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+
+    with pytest.raises(TypeError, match="st_debias losses"):
+        SimilarityPreservation(None, MultipleNegativesRankingLoss.__new__(MultipleNegativesRankingLoss))
+
+
+def test_trains_through_the_trainer_and_the_reference_stays_frozen_and_unsaved(tiny_model, tmp_path):
+    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+
+    rows = Dataset.from_dict({
+        "anchor": ["the cat sat on the mat", "stocks fell sharply today", "a man plays a guitar", "rain is expected"],
+        "positive": ["the mat had a cat on it", "shares dropped steeply today", "a guitar is played by a man",
+                     "rain is forecast"],
+        "negative": ["the cat did not sit on the mat", "stocks rose sharply today", "a guitar plays a man",
+                     "rain is not expected"],
+    })
+    inner = MarginNegationLoss(tiny_model, margin_weight=1.0, return_parts=True)
+    loss = SimilarityPreservation(tiny_model, inner, weight=10.0, return_parts=True)
+    reference_before = [p.detach().clone() for p in loss.reference.parameters()]
+    assert not any(name.startswith("_reference") for name, _ in loss.named_parameters())
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(tmp_path), max_steps=2, per_device_train_batch_size=4, learning_rate=1e-3,
+        report_to="none", logging_steps=1, save_strategy="no", disable_tqdm=True,
+    )
+    trainer = SentenceTransformerTrainer(model=tiny_model, args=args, train_dataset=rows, loss=loss)
+    trainer.train()
+    logged = [entry for entry in trainer.state.log_history if "preservation" in entry]
+    assert logged, trainer.state.log_history
+    for before, after in zip(reference_before, loss.reference.parameters()):
+        assert torch.equal(before, after)
+    assert any(not torch.equal(a, b) for a, b in zip(reference_before, tiny_model.parameters()))
+    assert len(tiny_model.state_dict()) == len(loss.reference.state_dict())
+
+
+def test_default_output_is_one_tensor_for_st_wrappers(tiny_model):
+    """Composition: MatryoshkaLoss multiplies the loss by a weight, which a dict of parts would break."""
+    from sentence_transformers.sentence_transformer.losses import MatryoshkaLoss
+
+    features = [tiny_model.tokenize(["a cat sat", "dogs bark loudly", "rain today"]) for _ in range(3)]
+    loss = SimilarityPreservation(tiny_model, MarginNegationLoss(tiny_model, margin_weight=1.0), weight=1.0)
+    value = MatryoshkaLoss(tiny_model, loss, matryoshka_dims=[128, 64])(features, None)
+    assert value.dim() == 0 and torch.isfinite(value)
+    value.backward()
