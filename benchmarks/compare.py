@@ -22,6 +22,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from runner import train_and_record  # noqa: E402
 
+from st_debias.provenance import write_stamped_json  # noqa: E402
+
 RESULTS = Path(__file__).resolve().parent / "results" / "compare"
 
 
@@ -120,7 +122,7 @@ def write_table() -> Path:
         f"Files: `{RESULTS.relative_to(Path.cwd()) if RESULTS.is_relative_to(Path.cwd()) else RESULTS}/*.json`.",
     ]
     (RESULTS / "compare.md").write_text("\n".join(text) + "\n")
-    (RESULTS / "summary.json").write_text(json.dumps({"start": start, "recipes": summary}, indent=1))
+    write_stamped_json(RESULTS / "summary.json", {"start": start, "recipes": summary}, indent=1)
     _plot(order, summary, start)
     return RESULTS / "compare.md"
 

@@ -80,7 +80,7 @@ def _reset_peak() -> bool:
 
 def _texts(count: int, tokenizer, max_seq_length: int) -> list[str]:
     """``count`` distinct texts of at least ``max_seq_length`` tokens: consecutive corpus sentences joined."""
-    from st_debias.data.corpus import read_sentences
+    from st_debias.data.io.corpus import read_sentences
 
     sentences = read_sentences(limit=4 * count + 64)
     texts, start = [], 0

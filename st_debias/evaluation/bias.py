@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from st_debias.data.text import lexical_overlap, match_error_rate
+from st_debias.data.io.report import pair_statistics
+from st_debias.data.text import match_error_rate
 from st_debias.evaluation.bias_data import NegationPairs
 from st_debias.evaluation.embeddings import EmbeddingCache
 from st_debias.evaluation.sts import spearman_x100
@@ -355,16 +356,7 @@ def training_pair_statistics(
     positive_pairs = [(r[0], r[1]) for r in rows]
     explicit = [(r[0], n) for r in rows for n in r[2:]]
     negative_pairs = explicit or [(rows[i][0], rows[(i + 1) % len(rows)][1]) for i in range(len(rows))]
-    out: dict[str, Any] = {
-        "rows": len(rows),
-        "negative_kind": "explicit" if explicit else "in-batch (positive of the next row)",
-        "negative_pairs": len(negative_pairs),
-        "lexical_overlap": {
-            "positive": float(np.mean([lexical_overlap(a, b) for a, b in positive_pairs])),
-            "negative": float(np.mean([lexical_overlap(a, b) for a, b in negative_pairs])),
-        },
-        "guide_cosine": None,
-    }
+    cosines: dict[str, Any] = {"positive": [], "negative": []}
     if guide is not None:
         cache = (
             guide
@@ -372,8 +364,18 @@ def training_pair_statistics(
             else EmbeddingCache(guide, batch_size, show_progress_bar)
         )
         cache.prefetch([s for pair in positive_pairs + negative_pairs for s in pair])
-        out["guide_cosine"] = {
-            "positive": float(cache.cosine(*zip(*positive_pairs, strict=True)).mean()),
-            "negative": float(cache.cosine(*zip(*negative_pairs, strict=True)).mean()),
-        }
+        for side, pairs in (("positive", positive_pairs), ("negative", negative_pairs)):
+            cosines[side] = cache.cosine(*zip(*pairs, strict=True))
+    # One home for the pair maths: the builders' report computes the same statistics.
+    stats = {
+        side: pair_statistics(side, *zip(*pairs, strict=True), cosines[side])
+        for side, pairs in (("positive", positive_pairs), ("negative", negative_pairs))
+    }
+    out: dict[str, Any] = {
+        "rows": len(rows),
+        "negative_kind": "explicit" if explicit else "in-batch (positive of the next row)",
+        "negative_pairs": len(negative_pairs),
+        "lexical_overlap": {side: stats[side][f"{side}_lexical_overlap"] for side in stats},
+        "guide_cosine": {side: stats[side][f"{side}_cosine"] for side in stats} if guide is not None else None,
+    }
     return out
