@@ -7,11 +7,14 @@
   lines 190,001–191,000 (the reported probe uses other lines).
 
 The rows are built once and cached as JSON under ``benchmarks/results/select/`` (committed, so every variant
-is scored on the same pairs).
+is scored on the same pairs). ``select_dev.py`` imports this module; run it alone to (re)build the rows:
+
+    python benchmarks/dev_probes.py --rebuild
 """
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import json
 import random
@@ -43,9 +46,10 @@ def dev_minimal_pairs() -> dict[str, list]:
         seed=7,
     )
     rows = builder.build(_corpus_lines(*MINIMAL_PAIR_LINES))
+    from st_debias.provenance import write_stamped_json
+
     data = {**rows.to_dict(), "family": builder.families, "report": builder.report.as_dict()}
-    ROWS_FILE.parent.mkdir(parents=True, exist_ok=True)
-    ROWS_FILE.write_text(json.dumps(data, indent=1, default=str))
+    write_stamped_json(ROWS_FILE, json.loads(json.dumps(data, default=str)), indent=1)
     return data
 
 
@@ -87,3 +91,18 @@ def dev_probe_scores(cache) -> dict[str, float]:
     out["word_order_cos"] = float(np.mean(word_order))
     out["word_order_above_0.9"] = float(np.mean(word_order > 0.9))
     return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rebuild", action="store_true", help="build the dev minimal pairs again")
+    args = parser.parse_args(argv)
+    if args.rebuild and ROWS_FILE.exists():
+        ROWS_FILE.unlink()
+    data = dev_minimal_pairs()
+    print(f"{len(data['anchor'])} dev minimal pairs in {ROWS_FILE}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
