@@ -108,6 +108,9 @@ class SimilarityPreservation(nn.Module):
 
     def _with_preservation(self, output: LossOutput, anchors: Tensor, reference: Tensor) -> LossOutput:
         parts = dict(output) if isinstance(output, dict) else {type(self.loss).__name__: output}
+        if reference.size(-1) > anchors.size(-1):
+            # Inside MatryoshkaLoss the anchors are truncated: compare with the same prefix of the reference.
+            reference = reference[..., : anchors.size(-1)]
         drift = core.similarity_drift(anchors, reference.to(anchors.device))
         parts["preservation"] = (self.weight * drift).to(dtype=next(iter(parts.values())).dtype)
         return combine_parts(parts, self.return_parts)
