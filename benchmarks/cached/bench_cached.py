@@ -4,7 +4,7 @@ Usage (from the repository root; writes benchmarks/cached/results/cached.{json,m
 
     python benchmarks/cached/bench_cached.py --batch-sizes 64 256 1024 --mini-batch-size 32
 
-    python benchmarks/cached/bench_cached.py --tiny --output /tmp/cached_tiny.json   # smoke test, seconds
+    python benchmarks/cached/bench_cached.py --tiny --output outputs/cached_tiny.json   # smoke test, seconds
 
 Every (loss, batch size) setting runs in its own fresh Python process, one after the other, so that no
 allocation of one setting is counted in another's peak. Inside that process: load the model, build one
