@@ -3,6 +3,14 @@
 The floor is the guide model encoding the corpus (``encode_corpus`` with the cache off). The IPW
 negative step then runs on those embeddings: exact range top-K neighbour search plus eq. 1–4 sampling.
 Ratio = (encode + neighbours + sampling) / encode. Peak memory is the process's max RSS.
+
+A figure counts only from one uninterrupted run on a quiet machine: the result records
+``"uninterrupted": false`` when shards were resumed from an earlier run's progress file, and the script
+exits 3 without writing when the machine was loaded (:class:`st_debias.provenance.LoadWatch`). Run it with a
+fresh cache folder::
+
+    ST_DEBIAS_CACHE=$(mktemp -d) python benchmarks/builders/bench_ipw_full.py --shards 20 \
+        --out benchmarks/builders/results/ipw_full_corpus_idle.json
 """
 
 from __future__ import annotations
@@ -11,7 +19,6 @@ import argparse
 import json
 import os
 import platform
-import resource
 import time
 from pathlib import Path
 
@@ -21,7 +28,7 @@ from st_debias.data.io.corpus import clean_sentences, read_sentences
 from st_debias.data.io.embeddings import encode_shard, merge_shards
 from st_debias.data.ipw.builder import sample_negatives
 from st_debias.paths import load_model
-from st_debias.provenance import uptime, write_stamped_json
+from st_debias.provenance import LoadWatch, wait_for_idle, write_stamped_json
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -32,13 +39,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--block-size", type=int, default=4096)
     parser.add_argument("--shards", type=int, default=10, help="encode in this many cached shards")
     parser.add_argument("--out", default="benchmarks/builders/results/ipw_full_corpus.json")
+    parser.add_argument(
+        "--allow-load", action="store_true", help="write the result even if the machine was loaded"
+    )
     args = parser.parse_args(argv)
+    wait_for_idle()
+    watch = LoadWatch().__enter__()
     result: dict[str, object] = {
         "args": vars(args),
         "torch_threads": torch.get_num_threads(),
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
-        "uptime_before": uptime(),
     }
     sentences = clean_sentences(read_sentences(limit=args.limit)).sentences
     result["sentences"] = len(sentences)
@@ -51,6 +62,7 @@ def main(argv: list[str] | None = None) -> None:
         for line in progress_path.read_text().splitlines():
             entry = json.loads(line)
             logged[entry["shard"]] = entry
+    result["uninterrupted"] = not logged
     parts = []
     for index in range(args.shards):
         if index in logged:
@@ -63,7 +75,6 @@ def main(argv: list[str] | None = None) -> None:
             "of": args.shards,
             "sentences": len(parts[-1]),
             "seconds": time.perf_counter() - t0,
-            "uptime": uptime(),
         }
         logged[index] = entry
         with progress_path.open("a") as handle:
@@ -72,7 +83,6 @@ def main(argv: list[str] | None = None) -> None:
     embeddings = merge_shards(parts)
     result["encode_seconds"] = sum(entry["seconds"] for entry in logged.values())
     result["encode_shards"] = [logged[i] for i in range(args.shards)]
-    result["uptime_after_encode"] = uptime()
     print(json.dumps(result), flush=True)
     t0 = time.perf_counter()
     negatives = sample_negatives(sentences, embeddings, pool_size=args.pool_size, block_size=args.block_size)
@@ -83,8 +93,10 @@ def main(argv: list[str] | None = None) -> None:
     ]
     result["anchors_with_2_negatives"] = int((negatives.chosen >= 0).all(axis=1).sum())
     result["mean_pool_size"] = float(negatives.pool_sizes.mean())
-    result["peak_rss_gib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
-    result["uptime_after"] = uptime()
+    watch.__exit__(None, None, None)
+    result["machine"] = watch.record()
+    print(json.dumps(result["machine"]), flush=True)
+    watch.refuse_if_loaded(allow=args.allow_load)
     write_stamped_json(args.out, result)
     print(json.dumps(result, indent=2))
 

@@ -13,14 +13,13 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import time
 from collections import Counter
 
 from st_debias.data.io.corpus import read_sentences
 from st_debias.data.negation.negator import Negator
 from st_debias.data.text import words
 from st_debias.paths import data_file
-from st_debias.provenance import uptime, write_stamped_json
+from st_debias.provenance import LoadWatch, wait_for_idle, write_stamped_json
 
 
 def token_f1(a: str, b: str) -> float:
@@ -38,13 +37,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--n-process", type=int, default=1)
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--out", default="benchmarks/builders/results/negation.json")
+    parser.add_argument(
+        "--allow-load", action="store_true", help="write the result even if the machine was loaded"
+    )
     args = parser.parse_args(argv)
     negator = Negator(args.model, batch_size=args.batch_size, n_process=args.n_process)
     result: dict[str, object] = {
         "args": vars(args),
         "spacy_model": negator.model,
         "pipes": negator.nlp.pipe_names,
-        "uptime_before": uptime(),
     }
     quality = {}
     for name in ("glue_diagnostic", "nan_nli"):
@@ -75,9 +76,10 @@ def main(argv: list[str] | None = None) -> None:
     result["quality"] = quality
     sentences = read_sentences(limit=args.coverage)
     negator.negate(sentences[:200])  # warm-up
-    t0 = time.perf_counter()
-    outs = negator.negate(sentences)
-    seconds = time.perf_counter() - t0
+    wait_for_idle()
+    with LoadWatch() as watch:
+        outs = negator.negate(sentences)
+    seconds = watch.wall_s
     result["coverage"] = {
         "sentences": len(sentences),
         "negated": sum(o.ok for o in outs),
@@ -86,7 +88,8 @@ def main(argv: list[str] | None = None) -> None:
         "rules": dict(Counter(o.rule for o in outs).most_common()),
     }
     result["speed"] = {"seconds": seconds, "sentences_per_second": len(sentences) / seconds}
-    result["uptime_after"] = uptime()
+    result["machine"] = watch.record()
+    watch.refuse_if_loaded(allow=args.allow_load)
     write_stamped_json(args.out, result)
     print(json.dumps({k: v for k, v in result.items() if k != "quality"}, indent=2))
     print(

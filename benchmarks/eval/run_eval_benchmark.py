@@ -24,7 +24,7 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from st_debias.evaluation import evaluate_model, write_report  # noqa: E402
-from st_debias.provenance import uptime, write_stamped_json  # noqa: E402
+from st_debias.provenance import LoadWatch, wait_for_idle, write_stamped_json  # noqa: E402
 
 EXPECTED = {
     "sts": {
@@ -49,15 +49,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tasks", default="sts,bias")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
+    parser.add_argument(
+        "--allow-load", action="store_true", help="write the result even if the machine was loaded"
+    )
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
 
-    before = uptime()
-    start, cpu_start = time.perf_counter(), time.process_time()
-    entry = evaluate_model(args.model, tasks=args.tasks, batch_size=args.batch_size, show_progress_bar=False)
-    wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
-    after = uptime()
+    wait_for_idle()
+    cpu_start = time.process_time()
+    with LoadWatch() as watch:
+        entry = evaluate_model(
+            args.model, tasks=args.tasks, batch_size=args.batch_size, show_progress_bar=False
+        )
+    wall, cpu = watch.wall_s, time.process_time() - cpu_start
 
     check = {}
     if "sts" in entry:
@@ -88,13 +93,13 @@ def main(argv: list[str] | None = None) -> int:
         "process_cpu_s": round(cpu, 1),
         "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
         "cpu_s_per_thread": round(cpu / max(1, entry["environment"]["torch_threads"]), 1),
-        "uptime_before": before,
-        "uptime_after": after,
+        "machine": watch.record(),
         "budget_s": 180,
         "within_budget": wall <= 180,
         "check": check,
         "entry": entry,
     }
+    watch.refuse_if_loaded(allow=args.allow_load)
     path = out / f"{args.name}.json"
     write_stamped_json(path, record)
     write_report([entry], out / f"{args.name}_report")
@@ -105,8 +110,7 @@ def main(argv: list[str] | None = None) -> int:
                 for k in (
                     "wall_s",
                     "process_cpu_s",
-                    "uptime_before",
-                    "uptime_after",
+                    "machine",
                     "within_budget",
                     "check",
                 )

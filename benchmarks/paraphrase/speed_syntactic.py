@@ -13,13 +13,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 from st_debias.data.io.corpus import read_sentences
 from st_debias.data.paraphrase.syntactic import SyntacticParaphraser
-from st_debias.provenance import uptime, write_stamped_json
+from st_debias.provenance import LoadWatch, wait_for_idle, write_stamped_json
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,6 +31,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--out", type=Path, default=Path(__file__).resolve().parent / "results" / "syntactic_speed.json"
     )
+    parser.add_argument(
+        "--allow-load", action="store_true", help="write the result even if the machine was loaded"
+    )
     args = parser.parse_args(argv)
     sentences = read_sentences(None, limit=args.n + 200)
     warmup, timed = sentences[args.n :], sentences[: args.n]
@@ -39,10 +41,10 @@ def main(argv: list[str] | None = None) -> int:
     for processes in args.processes:
         generator = SyntacticParaphraser(n_process=processes)
         generator.generate(warmup)
-        before = uptime()
-        start = time.perf_counter()
-        generator.generate(timed)
-        seconds = time.perf_counter() - start
+        wait_for_idle()
+        with LoadWatch() as watch:
+            generator.generate(timed)
+        seconds = watch.wall_s
         runs.append(
             {
                 "n_process": processes,
@@ -50,11 +52,11 @@ def main(argv: list[str] | None = None) -> int:
                 "seconds": round(seconds, 2),
                 "sentences_per_s": round(len(timed) / seconds, 1),
                 "coverage": round(generator.report.with_candidates / len(timed), 4),
-                "uptime_before": before,
-                "uptime_after": uptime(),
+                "machine": watch.record(),
             }
         )
         print(runs[-1], flush=True)
+        watch.refuse_if_loaded(allow=args.allow_load)
     result = {
         "command": "python benchmarks/paraphrase/speed_syntactic.py " + " ".join(argv),
         "date_utc": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M"),

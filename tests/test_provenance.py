@@ -1,0 +1,64 @@
+"""LoadWatch: a timed figure is refused when the machine was loaded (issue #13)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from st_debias import provenance
+from st_debias.provenance import LoadWatch
+
+
+def _fake_uptime(load: float):
+    return lambda: {"loadavg": [load, load, load], "running": "1/1", "cpus": 2, "at": "t"}
+
+
+def test_a_quiet_run_is_kept(monkeypatch) -> None:
+    monkeypatch.setattr(provenance, "uptime", _fake_uptime(0.2))
+    monkeypatch.setattr(provenance, "_busy_cpu_seconds", iter([100.0, 100.01]).__next__)
+    with LoadWatch() as watch:
+        time.sleep(0.05)
+    record = watch.record()
+    assert record["quiet"] and record["loaded_because"] == []
+    assert record["peak_rss_gib"] > 0
+    watch.refuse_if_loaded()  # does not exit
+
+
+def test_load_before_the_run_discards_it(monkeypatch) -> None:
+    monkeypatch.setattr(provenance, "uptime", _fake_uptime(2.4))
+    monkeypatch.setattr(provenance, "_busy_cpu_seconds", iter([100.0, 100.0]).__next__)
+    with LoadWatch() as watch:
+        pass
+    assert watch.reasons_loaded() == ["1-minute load 2.40 > 1.5 before the run"]
+    with pytest.raises(SystemExit, match="discarded, machine loaded: 1-minute load 2.40"):
+        watch.refuse_if_loaded()
+    watch.refuse_if_loaded(allow=True)
+
+
+def test_other_processes_cpu_during_the_run_discards_it(monkeypatch) -> None:
+    """Busy time of the machine that is not this process's counts against the run: here ~2 cores for 0.2 s
+    while this process slept."""
+    monkeypatch.setattr(provenance, "uptime", _fake_uptime(0.1))
+    monkeypatch.setattr(provenance, "_busy_cpu_seconds", iter([50.0, 50.4]).__next__)
+    with LoadWatch() as watch:
+        time.sleep(0.2)
+    assert watch.foreign_cores == pytest.approx(2.0, rel=0.2)
+    assert "other processes used" in watch.reasons_loaded()[0]
+    assert watch.record()["quiet"] is False
+
+
+def test_real_counters_see_this_process_busy() -> None:
+    """Without fakes: a busy loop in this process is own CPU, not foreign."""
+    with LoadWatch() as watch:
+        end = time.perf_counter() + 0.3
+        while time.perf_counter() < end:
+            pass
+    assert watch.own_cores > 0.5
+    assert watch.foreign_cores is None or watch.foreign_cores < watch.own_cores + 1.0
+
+
+def test_wait_for_idle_returns_when_quiet(monkeypatch) -> None:
+    loads = iter([3.0, 1.8, 0.7])
+    monkeypatch.setattr(provenance, "uptime", lambda: {"loadavg": [next(loads), 0, 0]})
+    assert provenance.wait_for_idle(max_load=1.0, poll_s=0.0)["loadavg"][0] == 0.7
