@@ -41,7 +41,7 @@ def dev_minimal_pairs() -> dict[str, list]:
     from st_debias.data import MinimalPairBuilder
 
     builder = MinimalPairBuilder(
-        shares={f: 1.0 for f in ("negation", "antonym", "argument_swap", "number", "cohyponym")},
+        shares={f: 1.0 for f in ("negation", "antonym", "argument_swap", "phrase_swap", "number", "cohyponym")},
         on_missing_positive="skip",
         seed=7,
     )

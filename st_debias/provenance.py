@@ -47,9 +47,10 @@ def _version(package: str) -> str | None:
 
 def builder_versions() -> dict[str, int]:
     """Versions of the rule-based generators whose output rows depend on their rules."""
+    from st_debias.data.minimal_pairs import MinimalPairBuilder
     from st_debias.data.paraphrase.syntactic import SyntacticParaphraser
 
-    return {"syntactic": SyntacticParaphraser.version}
+    return {"syntactic": SyntacticParaphraser.version, "minimal_pairs": MinimalPairBuilder.version}
 
 
 def stamp() -> dict[str, Any]:

@@ -16,6 +16,7 @@ negative family    edit                                         positives, in or
 ``negation``       insert or remove the main verb's negation    negated antonym, syntactic, synonym
 ``antonym``        adjective → WordNet antonym                   negated antonym, synonym, syntactic
 ``argument_swap``  swap subject and object                       voice change, syntactic
+``phrase_swap``    swap two noun phrases in different roles     syntactic, voice change, synonym
 ``number``         change a number                               synonym, syntactic
 ``cohyponym``      noun → WordNet sibling                        synonym, syntactic
 =================  ===========================================  ==========================================
@@ -40,11 +41,12 @@ from st_debias.data.minimal_pairs.edits import NEGATIVE_EDITS, Declined
 from st_debias.data.negation.negator import Negator, negation_count
 from st_debias.data.text import lexical_overlap, match_error_rate
 
-NEGATIVE_FAMILIES = ("negation", "antonym", "argument_swap", "number", "cohyponym")
+NEGATIVE_FAMILIES = ("negation", "antonym", "argument_swap", "phrase_swap", "number", "cohyponym")
 POSITIVE_PREFERENCES: dict[str, tuple[str, ...]] = {
     "negation": ("negated_antonym", "syntactic", "synonym"),
     "antonym": ("negated_antonym", "synonym", "syntactic"),
     "argument_swap": ("voice", "syntactic"),
+    "phrase_swap": ("syntactic", "voice", "synonym"),
     "number": ("synonym", "syntactic"),
     "cohyponym": ("synonym", "syntactic"),
 }
@@ -53,18 +55,18 @@ DEFAULT_SHARES: dict[str, float] = {
 }
 
 
-def _positive_generator(name: str, negator: Negator):
+def _positive_generator(name: str, negator: Negator, nlp):
     from st_debias.data.negation.negator import NegatedAntonymGenerator
     from st_debias.data.paraphrase.syntactic import SyntacticParaphraser
 
     if name == "negated_antonym":
         return NegatedAntonymGenerator(negator)
     if name == "voice":
-        return SyntacticParaphraser(transforms=["passive", "active"], mer_window=(0.0, 1.0), nlp=negator.nlp)
+        return SyntacticParaphraser(transforms=["passive", "active"], mer_window=(0.0, 1.0), nlp=nlp)
     if name == "synonym":
-        return SyntacticParaphraser(transforms=["synonym"], mer_window=(0.01, 0.4), nlp=negator.nlp)
+        return SyntacticParaphraser(transforms=["synonym"], mer_window=(0.01, 0.4), nlp=nlp)
     if name == "syntactic":
-        return SyntacticParaphraser(nlp=negator.nlp)
+        return SyntacticParaphraser(nlp=nlp)
     raise ValueError(f"Unknown positive family {name!r}.")
 
 
@@ -73,7 +75,8 @@ class MinimalPairBuilder:
 
     Args:
         shares: negative family → share of rows (normalised; families left out or at 0 are not used).
-            Families: ``negation``, ``antonym``, ``argument_swap``, ``number``, ``cohyponym``.
+            Families: ``negation``, ``antonym``, ``argument_swap``, ``phrase_swap``, ``number``,
+            ``cohyponym`` (``phrase_swap`` is off by default).
         negator: the :class:`~st_debias.data.negation.negator.Negator` (its spaCy pipeline parses every
             sentence once for all negative edits).
         on_missing_positive: ``"anchor"`` (the anchor stands in as its positive; counted) or ``"skip"``.
@@ -93,7 +96,7 @@ class MinimalPairBuilder:
     """
 
     name = "minimal_pairs"
-    version = 1
+    version = 2  # 2: parse with part-of-speech tags (voice and syntactic positives); phrase_swap
 
     def __init__(
         self,
@@ -116,15 +119,30 @@ class MinimalPairBuilder:
         total = float(values.sum())
         self.shares = {k: v / total for k, v in shares.items() if v > 0}
         self.negator = negator or Negator()
+        self._nlp = None
         self.on_missing_positive = on_missing_positive
         self.seed = seed
         self.show_progress_bar = show_progress_bar
         self.report = BuildReport(builder=self.name)
         self.families: list[str] = []
 
+    @property
+    def nlp(self):
+        """The spaCy pipeline that parses every anchor: the negator's when it sets coarse part-of-speech tags,
+        else the same model loaded with them (noun chunks and the syntactic positives read ``pos_``; the
+        negator's own fast pipeline leaves it empty)."""
+        if self._nlp is None:
+            from st_debias.data.paraphrase.syntactic import SyntacticParaphraser
+
+            nlp = self.negator.nlp
+            if any(pipe not in nlp.pipe_names for pipe in SyntacticParaphraser.PIPES):
+                nlp = SyntacticParaphraser(self.negator.model).nlp
+            self._nlp = nlp
+        return self._nlp
+
     def _negatives(self, anchors: list[str], report: BuildReport) -> list[dict[str, str]]:
         """Every applicable negative edit of every anchor: family → edited text."""
-        nlp = self.negator.nlp
+        nlp = self.nlp
         docs = nlp.pipe(anchors, batch_size=self.negator.batch_size)
         if self.show_progress_bar:
             from tqdm.auto import tqdm
@@ -197,7 +215,7 @@ class MinimalPairBuilder:
                 if positives[k] is None and prefs:
                     by_source.setdefault(prefs.pop(0), []).append(k)
             for source, ks in sorted(by_source.items()):
-                generator = generators.setdefault(source, _positive_generator(source, self.negator))
+                generator = generators.setdefault(source, _positive_generator(source, self.negator, self.nlp))
                 texts = [anchors[k] for k in ks]
                 for k, candidates in zip(ks, generator.generate(texts, seed=self.seed)):  # type: ignore[attr-defined]
                     kept = [c.text for c in candidates if c.text != anchors[k]]

@@ -9,6 +9,7 @@ Meaning-changing edits (negatives):
 edit               what it changes                                  example
 =================  ===============================================  ==============================================
 ``argument_swap``  subject and object of a transitive verb swap     The cat chased the dog. → The dog chased the cat.
+``phrase_swap``    two noun phrases in different roles swap         sold the farm to his son → sold his son to the farm
 ``number``         one number becomes another of the same kind      born in 1921 → born in 1926
 ``cohyponym``      a noun becomes a sibling in WordNet              a glass of wine → a glass of beer
 ``antonym``        an adjective becomes its antonym                 The house is large. → The house is small.
@@ -83,6 +84,26 @@ def _case_for_position(text: str, first_token, at_start: bool) -> str:
     return text
 
 
+def _swap_spans(doc, first: tuple[int, int], second: tuple[int, int]) -> str:
+    """The text of ``doc`` with two token ranges (inclusive, ``first`` before ``second``) exchanged; each
+    phrase's capitalisation follows its new position."""
+    (a0, a1), (b0, b1) = first, second
+    moved = {
+        a0: (_case_for_position(doc[b0 : b1 + 1].text, doc[b0], at_start=a0 == 0), a1),
+        b0: (_case_for_position(doc[a0 : a1 + 1].text, doc[a0], at_start=False), b1),
+    }
+    pieces = []
+    for t in doc:
+        if t.i in moved:
+            text, end = moved[t.i]
+            pieces.append(text + doc[end].whitespace_)
+        elif a0 < t.i <= a1 or b0 < t.i <= b1:
+            continue
+        else:
+            pieces.append(t.text + t.whitespace_)
+    return "".join(pieces).strip()
+
+
 def argument_swap(doc, rng: np.random.Generator) -> str | Declined:
     """Swap the subject and the direct object of the sentence's finite active verb.
 
@@ -115,21 +136,7 @@ def argument_swap(doc, rng: np.random.Generator) -> str | Declined:
     object_text = doc[o0 : o1 + 1].text
     if subject_text.lower() == object_text.lower():
         return Declined("same_arguments")
-    new_subject = _case_for_position(object_text, doc[o0], at_start=s0 == 0)
-    new_object = _case_for_position(subject_text, doc[s0], at_start=False)
-    pieces = []
-    for t in doc:
-        if t.i == s0:
-            pieces.append(new_subject + doc[s1].whitespace_)
-        elif s0 < t.i <= s1:
-            continue
-        elif t.i == o0:
-            pieces.append(new_object + doc[o1].whitespace_)
-        elif o0 < t.i <= o1:
-            continue
-        else:
-            pieces.append(t.text + t.whitespace_)
-    return "".join(pieces).strip()
+    return _swap_spans(doc, (s0, s1), (o0, o1))
 
 
 def _is_year(value: int, text: str) -> bool:
@@ -271,4 +278,89 @@ def antonym(doc, rng: np.random.Generator) -> str | Declined:
     return Declined("no_antonym")
 
 
-NEGATIVE_EDITS = {"argument_swap": argument_swap, "number": number, "cohyponym": cohyponym, "antonym": antonym}
+_SWAP_BLOCKERS = frozenset({"conj", "appos", "compound", "poss", "nmod", "npadvmod", "attr"})
+# Words that mark a symmetric relation: swapping its two sides keeps the meaning ("A married B").
+_SYMMETRIC_WORDS = frozenset(
+    """between among with versus vs against like similar same different equal married met joined merged
+    played each other""".split()
+)
+_MONTHS = frozenset(
+    "january february march april may june july august september october november december".split()
+)
+
+
+def _swappable_chunks(doc) -> list[tuple[int, int, object]]:
+    """Base noun phrases (spaCy noun chunks) headed by a noun, short, in a role a swap changes."""
+    out = []
+    for chunk in doc.noun_chunks:
+        head = chunk.root
+        if head.tag_ not in _NOUN_TAGS or head.dep_ in _SWAP_BLOCKERS or len(chunk) > _MAX_ARGUMENT_TOKENS:
+            continue
+        if _noun_lemma(head) in _GENERIC_NOUNS or head.lower_ in _MONTHS or head.lower_ in ("one", "other"):
+            continue
+        if chunk.end < len(doc) and doc[chunk.end].tag_ == "CD":
+            continue  # "January 26", "Year 704": the number belongs to the phrase
+        if head.tag_ in ("NNP", "NNPS") and head.head.lower_ == "of" and head.head.head.tag_ in ("NNP", "NNPS"):
+            continue  # "School of Management", "Strait of Gibraltar": part of a longer name
+        if head.tag_ in ("NNP", "NNPS") and any(
+            c.lower_ == "of" and any(g.tag_ in ("NNP", "NNPS") for g in c.children) for c in head.children
+        ):
+            continue  # the first part of such a name
+        if any(t.tag_ in ("PRP$", "WP$", "POS") or t.dep_ == "nummod" for t in chunk):
+            continue  # "his son" / "the city's" / "two cities": a swap would move a possessor or a count
+        if head.text.isupper() or not chunk.text.replace(" ", "").replace("-", "").replace("'", "").isalpha():
+            continue
+        out.append((chunk.start, chunk.end - 1, head))
+    return out
+
+
+def _related(a, b) -> bool:
+    """Whether two heads are conjuncts or appositions of one another, or one sits inside the other's phrase:
+    swapping them keeps the meaning ("cats and dogs") or breaks the parse."""
+    for x, y in ((a, b), (b, a)):
+        if x in y.subtree and x.head is not y.head:
+            return True
+        if x.dep_ in ("conj", "appos") and x.head is y:
+            return True
+    conjuncts = set(a.conjuncts)
+    return b in conjuncts
+
+
+def phrase_swap(doc, rng: np.random.Generator) -> str | Declined:
+    """Swap two short noun phrases that play different roles ("The firm sold the farm to the bank." →
+    "The firm sold the bank to the farm."): the words stay, who does what to whom changes.
+
+    A wider version of :func:`argument_swap` (any two base noun phrases, not only subject and object).
+    Declines conjuncts and appositions (a swap keeps the meaning), phrases with a possessive or a count,
+    parts of a longer name or date ("School of Management", "January 26"), very general nouns, heads of
+    different grammatical number (agreement), identical phrases, and sentences whose words mark a symmetric
+    relation ("between", "married", "similar", "each other").
+    """
+    if any(t.lower_ in _SYMMETRIC_WORDS for t in doc):
+        return Declined("symmetric_or_coordinated")
+    chunks = _swappable_chunks(doc)
+    if len(chunks) < 2:
+        return Declined("fewer_than_two_phrases")
+    pairs = [
+        (x, y)
+        for i, x in enumerate(chunks)
+        for y in chunks[i + 1 :]
+        if (x[2].tag_ in ("NNS", "NNPS")) == (y[2].tag_ in ("NNS", "NNPS"))
+        and doc[x[0] : x[1] + 1].text.lower() != doc[y[0] : y[1] + 1].text.lower()
+        and x[2].lower_ != y[2].lower_
+        and not _related(x[2], y[2])
+        and (x[2].dep_, x[2].head.i) != (y[2].dep_, y[2].head.i)
+    ]
+    if not pairs:
+        return Declined("no_swappable_pair")
+    (a0, a1, _), (b0, b1, _) = pairs[int(rng.integers(len(pairs)))]
+    return _swap_spans(doc, (a0, a1), (b0, b1))
+
+
+NEGATIVE_EDITS = {
+    "argument_swap": argument_swap,
+    "phrase_swap": phrase_swap,
+    "number": number,
+    "cohyponym": cohyponym,
+    "antonym": antonym,
+}

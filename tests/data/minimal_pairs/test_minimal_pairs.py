@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from st_debias.data.minimal_pairs.builder import MinimalPairBuilder, cue_statistics
-from st_debias.data.minimal_pairs.edits import Declined, antonym, argument_swap, cohyponym, number
+from st_debias.data.minimal_pairs.edits import Declined, antonym, argument_swap, cohyponym, number, phrase_swap
 from st_debias.data.negation.negator import negation_count
 from st_debias.data.text import words
 
@@ -159,3 +159,69 @@ def test_cue_statistics_by_hand():
     assert stats["negation"]["positive_is_anchor"] == 1.0
     assert stats["argument_swap"]["negative_overlap"] == 1.0
     assert stats["all"]["rows"] == 2
+
+
+@pytest.fixture(scope="module")
+def pos_nlp(negator):
+    """The builder's parsing pipeline: the negator's model with coarse part-of-speech tags."""
+    return MinimalPairBuilder(negator=negator).nlp
+
+
+def test_builder_parses_with_part_of_speech_tags(negator, pos_nlp):
+    """Failure mode (found in the v3 rows): the negator's fast pipeline has no attribute_ruler, so ``pos_`` was
+    empty, the voice rule declined every sentence (0 of 625 argument swaps got a voice positive) and noun
+    chunks were missing. The builder now parses with a pipeline that sets ``pos_``."""
+    assert "attribute_ruler" not in negator.nlp.pipe_names
+    assert "attribute_ruler" in pos_nlp.pipe_names
+    assert pos_nlp("The committee approved the budget.")[2].pos_ == "VERB"
+
+
+def test_syntactic_paraphraser_refuses_a_pipeline_without_pos_tags(negator):
+    from st_debias.data.paraphrase.syntactic import SyntacticParaphraser
+
+    with pytest.raises(ValueError, match="attribute_ruler"):
+        SyntacticParaphraser(nlp=negator.nlp)
+
+
+def test_argument_swap_rows_get_voice_positives_on_real_sentences(negator, wiki):
+    """The cue is balanced: the negative reorders the arguments, and so does the (passive) positive."""
+    builder = MinimalPairBuilder({"argument_swap": 1.0}, negator=negator, on_missing_positive="skip", seed=0)
+    rows = builder.build(wiki[:1000])
+    voiced = [k for k, source in builder.positive_sources.items() if source == "voice"]
+    assert len(voiced) >= 5
+    by_voice = [p for a, p in zip(rows["anchor"], rows["positive"]) if " by " in p and " by " not in a]
+    assert len(by_voice) >= 5
+
+
+def test_phrase_swap_by_hand(pos_nlp):
+    out = phrase_swap(pos_nlp("The firm sold the farm to the bank."), _rng(1))
+    assert out in ("The firm sold the bank to the farm.", "The bank sold the farm to the firm.",
+                   "The farm sold the firm to the bank.")
+
+
+@pytest.mark.parametrize(
+    "sentence, reason",
+    [
+        ("Cats and dogs sleep.", "fewer_than_two_phrases"),  # conjuncts: a swap keeps the meaning
+        ("The town lies between the river and the hills.", "symmetric_or_coordinated"),
+        ("The king married the queen.", "symmetric_or_coordinated"),
+        ("The dogs chased the cat.", "no_swappable_pair"),  # plural vs singular: agreement would break
+    ],
+)
+def test_phrase_swap_declines_with_a_reason(pos_nlp, sentence, reason):
+    out = phrase_swap(pos_nlp(sentence), _rng())
+    assert isinstance(out, Declined) and out.reason == reason
+
+
+def test_phrase_swap_keeps_the_bag_of_words_on_real_sentences(pos_nlp, wiki):
+    """Only the order of two noun phrases changes: same words (case aside), different sequence, and never a
+    swap of two conjuncts."""
+    swapped = 0
+    for k, doc in enumerate(pos_nlp.pipe(wiki[:300])):
+        out = phrase_swap(doc, _rng(k))
+        if isinstance(out, Declined):
+            continue
+        swapped += 1
+        assert Counter(w.lower() for w in words(out)) == Counter(w.lower() for w in words(doc.text))
+        assert [w.lower() for w in words(out)] != [w.lower() for w in words(doc.text)]
+    assert swapped >= 100

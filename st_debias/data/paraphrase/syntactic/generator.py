@@ -80,6 +80,9 @@ class SyntacticParaphraser(CandidateGenerator):
     version = 2
     """Bumped when rules change, so row caches rebuild."""
 
+    PIPES = ("tagger", "parser", "attribute_ruler")
+    """spaCy pipes the rules need (a pipeline passed as ``nlp`` is checked for them)."""
+
     def __init__(
         self,
         spacy_model: str | None = None,
@@ -112,6 +115,14 @@ class SyntacticParaphraser(CandidateGenerator):
         from st_debias.data.negation.negator import resolve_spacy_model
 
         self.spacy_model = resolve_spacy_model(spacy_model)
+        if nlp is not None:
+            missing = [pipe for pipe in self.PIPES if pipe not in nlp.pipe_names]
+            if missing:
+                raise ValueError(
+                    f"nlp lacks the spaCy pipes {missing}: the rules read coarse part-of-speech tags "
+                    "(token.pos_, set by attribute_ruler) as well as tags and dependencies. Load the model "
+                    "without excluding them, or pass nlp=None."
+                )
         self._nlp = nlp
 
     @property
