@@ -10,7 +10,7 @@ exits 3 without writing when the machine was loaded (:class:`st_debias.provenanc
 fresh cache folder::
 
     ST_DEBIAS_CACHE=$(mktemp -d) python benchmarks/builders/bench_ipw_full.py --shards 20 \
-        --out benchmarks/builders/results/ipw_full_corpus_idle.json
+        --out benchmarks/builders/results/ipw_full_corpus_quiet.json
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--pool-size", type=int, default=64)
     parser.add_argument("--block-size", type=int, default=4096)
     parser.add_argument("--shards", type=int, default=10, help="encode in this many cached shards")
-    parser.add_argument("--out", default="benchmarks/builders/results/ipw_full_corpus.json")
+    parser.add_argument("--out", default="benchmarks/builders/results/ipw_full_corpus_quiet.json")
     parser.add_argument(
         "--allow-load", action="store_true", help="write the result even if the machine was loaded"
     )

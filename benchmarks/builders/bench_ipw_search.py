@@ -1,9 +1,10 @@
 """Time the IPW negative step (exact range top-K search + eq. 1–4 sampling) at full corpus size.
 
 Used when the full encoding cannot finish on a shared machine: the embeddings of the shards that the
-full-corpus run (bench_ipw_full.py) already encoded are loaded from the cache and tiled, with small
-Gaussian noise, up to the corpus size N (copies of a sentence land above the 0.75 cap, so pools are
-filled by neighbour copies, as dense as a real corpus pool). Edit distances use the real N sentences.
+full-corpus run (bench_ipw_full.py) already encoded (listed in its ``--progress`` file) are loaded from
+that run's cache (the same ``ST_DEBIAS_CACHE``) and tiled, with small Gaussian noise, up to the corpus
+size N (copies of a sentence land above the 0.75 cap, so pools are filled by neighbour copies, as dense
+as a real corpus pool). Edit distances use the real N sentences.
 The encoding floor for N is the measured per-sentence encoding time of those shards times N.
 """
 
@@ -28,7 +29,9 @@ from st_debias.provenance import uptime, write_stamped_json
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--shards", type=int, default=20, help="shard count used by bench_ipw_full.py")
-    parser.add_argument("--progress", default="benchmarks/builders/results/ipw_full_corpus.progress.jsonl")
+    parser.add_argument(
+        "--progress", default="benchmarks/builders/results/ipw_full_corpus_quiet.progress.jsonl"
+    )
     parser.add_argument("--pool-size", type=int, default=64)
     parser.add_argument("--block-size", type=int, default=4096)
     parser.add_argument("--noise", type=float, default=0.01)

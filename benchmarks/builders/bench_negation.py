@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--coverage", type=int, default=10000)
     parser.add_argument("--n-process", type=int, default=1)
     parser.add_argument("--batch-size", type=int, default=256)
-    parser.add_argument("--out", default="benchmarks/builders/results/negation.json")
+    parser.add_argument("--out", default="benchmarks/builders/results/negation_quiet.json")
     parser.add_argument(
         "--allow-load", action="store_true", help="write the result even if the machine was loaded"
     )

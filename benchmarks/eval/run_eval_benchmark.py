@@ -6,7 +6,7 @@ after, and the check against the expected figures) and ``results/<name>_report/`
 Usage (from the repository root):
 
     export ST_DEBIAS_DATA=$PWD/../shared/data HF_HUB_OFFLINE=1
-    python benchmarks/eval/run_eval_benchmark.py --model default --name minilm_sts7_bias
+    python benchmarks/eval/run_eval_benchmark.py --model default --name minilm_sts7_bias_quiet
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ EXPECTED = {
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="default")
-    parser.add_argument("--name", default="minilm_sts7_bias")
+    parser.add_argument("--name", default="minilm_sts7_bias_quiet")
     parser.add_argument("--tasks", default="sts,bias")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results"))

@@ -1,10 +1,11 @@
 """End-to-end speed of SyntacticParaphraser (parse + transforms) with one and two spaCy processes.
 
-Run it on a quiet machine (the load average before and after is recorded):
+Run it on a quiet machine (:class:`st_debias.provenance.LoadWatch` records the load, the CPU other
+processes used and the peak memory, and nothing is written when the machine was loaded):
 
     python benchmarks/paraphrase/speed_syntactic.py --n 4000
 
-Writes ``results/syntactic_speed.json``. Start-up (spaCy, WordNet, lemminflect) is excluded: one warm-up
+Writes ``results/syntactic_speed_quiet.json``. Start-up (spaCy, WordNet, lemminflect) is excluded: one warm-up
 call on 200 other sentences loads everything first.
 """
 
@@ -29,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=4000, help="sentences from the head of the corpus")
     parser.add_argument("--processes", type=int, nargs="+", default=[1, 2])
     parser.add_argument(
-        "--out", type=Path, default=Path(__file__).resolve().parent / "results" / "syntactic_speed.json"
+        "--out", type=Path, default=Path(__file__).resolve().parent / "results" / "syntactic_speed_quiet.json"
     )
     parser.add_argument(
         "--allow-load", action="store_true", help="write the result even if the machine was loaded"
