@@ -57,7 +57,11 @@ def dev_scores(model) -> dict[str, float]:
         "dev": spearman_x100(cos, dev.scores),
         "dev_cont": split["cont"]["spearman"],
         "dev_oppn": split["oppn"]["spearman"],
-        **{f"dev_oppn_side/{side}": split["oppn_sides"][side]["mean_cosine"] for side in split.get("oppn_sides", {})},
+        **{
+            f"dev_oppn_side/{side}": values["mean_cosine"]
+            for side, values in split.get("oppn_sides", {}).items()
+            if isinstance(values, dict)  # "on_median" is a count
+        },
         "neg_cos_heldout": float(cache.cosine(sentences, negations).mean()),
         "heldout_pairs": len(sentences),
     }
