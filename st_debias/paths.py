@@ -53,6 +53,31 @@ def offline() -> bool:
     return any(os.environ.get(name, "").lower() in {"1", "true", "yes"} for name in (OFFLINE_ENV, "HF_HUB_OFFLINE"))
 
 
+def portable_path(path: str | os.PathLike[str]) -> str:
+    """``path`` as it should appear in a result file meant to be shared: ``$ST_DEBIAS_DATA/<rest>`` under the
+    data folder, relative under the working directory, otherwise unchanged (``hub:…`` sources too).
+
+    Example:
+        >>> import os; os.environ["ST_DEBIAS_DATA"] = "/data"
+        >>> portable_path("/data/sts/sts12.jsonl")
+        '$ST_DEBIAS_DATA/sts/sts12.jsonl'
+    """
+    text = os.fspath(path)
+    if ":" in text.split("/", 1)[0]:  # "hub:dataset:split"
+        return text
+    target = Path(text).expanduser().absolute()
+    data = os.environ.get(DATA_ENV)
+    if data:
+        try:
+            return f"${DATA_ENV}/{target.relative_to(Path(data).expanduser().absolute()).as_posix()}"
+        except ValueError:
+            pass
+    try:
+        return target.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return text
+
+
 def data_dir(path: str | os.PathLike[str] | None = None) -> Path:
     """The data folder: ``path`` if given, else ``$ST_DEBIAS_DATA``.
 

@@ -71,3 +71,17 @@ def test_missing_path_offline_is_named(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(FileNotFoundError, match="not-there"):
         load_model(tmp_path / "not-there")
+
+
+def test_portable_path_hides_this_machines_folders(tmp_path, monkeypatch):
+    """Failure mode: result files committed with the data folder's absolute path of the machine that ran them."""
+    from st_debias.paths import portable_path
+
+    data = tmp_path / "shared" / "data"
+    (data / "sts").mkdir(parents=True)
+    monkeypatch.setenv("ST_DEBIAS_DATA", str(data))
+    assert portable_path(data / "sts" / "sts12.jsonl") == "$ST_DEBIAS_DATA/sts/sts12.jsonl"
+    monkeypatch.chdir(tmp_path)
+    assert portable_path(tmp_path / "runs" / "pairs.jsonl") == "runs/pairs.jsonl"
+    assert portable_path("hub:mteb/stsbenchmark-sts:test") == "hub:mteb/stsbenchmark-sts:test"
+    assert portable_path("/elsewhere/file.tsv") == "/elsewhere/file.tsv"

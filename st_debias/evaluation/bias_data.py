@@ -22,7 +22,7 @@ from typing import Any
 
 from st_debias.data.io.corpus import WIKI_CORPUS
 from st_debias.datafiles import tsv_records
-from st_debias.paths import DATA_ENV, DataNotFoundError, data_file
+from st_debias.paths import DATA_ENV, DataNotFoundError, data_file, portable_path
 
 #: The CANNOT probe files in the default order: sorted by file name. With the first 3,000 pairs this is
 #: glue_diagnostic (154), nan_nli (117), wikifactcheck_english_0 (904), and the first 1,825 of
@@ -50,7 +50,7 @@ class NegationPairs:
     def describe(self) -> dict[str, Any]:
         """JSON-ready provenance: folder, pairs taken from each file (in order), total."""
         return {
-            "source": self.source,
+            "source": portable_path(self.source),
             "order": "files sorted by name, rows in file order, first N pairs",
             "files": self.files,
             "pairs": len(self),
@@ -129,7 +129,7 @@ class CorpusSlice:
     def describe(self) -> dict[str, Any]:
         """JSON-ready provenance: file, line range and how the slice was chosen."""
         return {
-            "source": self.source,
+            "source": portable_path(self.source),
             "lines": [self.first_line, self.last_line],
             "total_lines": self.total_lines,
             "order": "last N lines of the corpus (training reads from the first line)",

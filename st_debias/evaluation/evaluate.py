@@ -27,6 +27,7 @@ from st_debias.evaluation.bias_data import (
 from st_debias.evaluation.embeddings import EmbeddingCache, load_any_model, model_fingerprint
 from st_debias.evaluation.sts import STSSuite
 from st_debias.evaluation.sts_data import STS_TASKS
+from st_debias.paths import portable_path
 from st_debias.progress import announce, torch_threads
 
 TASK_GROUPS = ("sts", "mteb", "bias")
@@ -166,7 +167,7 @@ def evaluate_model(
         )
         if pair_dataset is not None:
             if isinstance(pair_dataset, str | os.PathLike):
-                sources["training_pairs"] = {"source": str(pair_dataset), "columns": pair_columns}
+                sources["training_pairs"] = {"source": portable_path(pair_dataset), "columns": pair_columns}
                 pair_dataset = load_pair_rows(pair_dataset, columns=pair_columns)
             entry["bias"]["training_pairs"] = training_pair_statistics(pair_dataset, guide=cache)
         timing["bias"] = time.perf_counter() - t0

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from st_debias.datafiles import DataFileError, parse_json_line, require_score, require_text, text_lines
-from st_debias.paths import DATA_ENV, DataNotFoundError, data_file, offline
+from st_debias.paths import DATA_ENV, DataNotFoundError, data_file, offline, portable_path
 
 #: The STS-7 tasks in the order SimCSE reports them; names follow MTEB.
 STS_TASKS: tuple[str, ...] = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICK-R")
@@ -103,7 +103,7 @@ class STSData:
 
     def describe(self) -> dict[str, object]:
         """JSON-ready provenance: source, pair count, text field and checksum."""
-        out: dict[str, object] = {"source": self.source, "pairs": len(self), "text_field": self.text_field}
+        out: dict[str, object] = {"source": portable_path(self.source), "pairs": len(self), "text_field": self.text_field}
         if self.sha256:
             out["sha256"] = self.sha256
         if self.name == "SICK-R":
