@@ -9,7 +9,14 @@ import numpy as np
 import pytest
 
 from st_debias.data.minimal_pairs.builder import MinimalPairBuilder, cue_statistics
-from st_debias.data.minimal_pairs.edits import Declined, antonym, argument_swap, cohyponym, number, phrase_swap
+from st_debias.data.minimal_pairs.edits import (
+    Declined,
+    antonym,
+    argument_swap,
+    cohyponym,
+    number,
+    phrase_swap,
+)
 from st_debias.data.negation.negator import negation_count
 from st_debias.data.text import words
 
