@@ -26,11 +26,15 @@ def _load(name: str):
 
 
 def test_stamp_names_commit_packages_and_builders() -> None:
+    from st_debias.data.minimal_pairs import MinimalPairBuilder
     from st_debias.data.paraphrase.syntactic import SyntacticParaphraser
 
     current = stamp()
     assert set(current["packages"]) == set(PACKAGES) and current["packages"]["torch"]
-    assert current["builders"] == {"syntactic": SyntacticParaphraser.version}
+    assert current["builders"] == {
+        "syntactic": SyntacticParaphraser.version,
+        "minimal_pairs": MinimalPairBuilder.version,
+    }
     assert current["commit"] is None or len(current["commit"]) == 40
     assert "created" in current
 
