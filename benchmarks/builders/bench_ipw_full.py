@@ -43,57 +43,58 @@ def main(argv: list[str] | None = None) -> None:
         "--allow-load", action="store_true", help="write the result even if the machine was loaded"
     )
     args = parser.parse_args(argv)
-    wait_for_idle()
-    watch = LoadWatch().__enter__()
     result: dict[str, object] = {
         "args": vars(args),
         "torch_threads": torch.get_num_threads(),
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
     }
-    sentences = clean_sentences(read_sentences(limit=args.limit)).sentences
-    result["sentences"] = len(sentences)
-    model = load_model()
-    # Encode in shards (cached under $ST_DEBIAS_CACHE, so an interrupted run resumes); each shard's
-    # encoding time is appended to a progress log the first time it is encoded.
-    progress_path = Path(args.out).with_suffix(".progress.jsonl")
-    logged = {}
-    if progress_path.exists():
-        for line in progress_path.read_text().splitlines():
-            entry = json.loads(line)
-            logged[entry["shard"]] = entry
-    result["uninterrupted"] = not logged
-    parts = []
-    for index in range(args.shards):
-        if index in logged:
+    wait_for_idle()
+    with LoadWatch() as watch:
+        sentences = clean_sentences(read_sentences(limit=args.limit)).sentences
+        result["sentences"] = len(sentences)
+        model = load_model()
+        # Encode in shards (cached under $ST_DEBIAS_CACHE, so an interrupted run resumes); each shard's
+        # encoding time is appended to a progress log the first time it is encoded.
+        progress_path = Path(args.out).with_suffix(".progress.jsonl")
+        logged = {}
+        if progress_path.exists():
+            for line in progress_path.read_text().splitlines():
+                entry = json.loads(line)
+                logged[entry["shard"]] = entry
+        result["uninterrupted"] = not logged
+        parts = []
+        for index in range(args.shards):
+            if index in logged:
+                parts.append(encode_shard(sentences, index, args.shards, model, batch_size=args.batch_size))
+                continue
+            t0 = time.perf_counter()
             parts.append(encode_shard(sentences, index, args.shards, model, batch_size=args.batch_size))
-            continue
+            entry = {
+                "shard": index,
+                "of": args.shards,
+                "sentences": len(parts[-1]),
+                "seconds": time.perf_counter() - t0,
+            }
+            logged[index] = entry
+            with progress_path.open("a") as handle:
+                handle.write(json.dumps(entry) + "\n")
+            print(json.dumps(entry), flush=True)
+        embeddings = merge_shards(parts)
+        result["encode_seconds"] = sum(entry["seconds"] for entry in logged.values())
+        result["encode_shards"] = [logged[i] for i in range(args.shards)]
+        print(json.dumps(result), flush=True)
         t0 = time.perf_counter()
-        parts.append(encode_shard(sentences, index, args.shards, model, batch_size=args.batch_size))
-        entry = {
-            "shard": index,
-            "of": args.shards,
-            "sentences": len(parts[-1]),
-            "seconds": time.perf_counter() - t0,
-        }
-        logged[index] = entry
-        with progress_path.open("a") as handle:
-            handle.write(json.dumps(entry) + "\n")
-        print(json.dumps(entry), flush=True)
-    embeddings = merge_shards(parts)
-    result["encode_seconds"] = sum(entry["seconds"] for entry in logged.values())
-    result["encode_shards"] = [logged[i] for i in range(args.shards)]
-    print(json.dumps(result), flush=True)
-    t0 = time.perf_counter()
-    negatives = sample_negatives(sentences, embeddings, pool_size=args.pool_size, block_size=args.block_size)
-    result["negatives_seconds"] = time.perf_counter() - t0
-    result["negatives_timings"] = negatives.timings
-    result["ratio_total_over_encode"] = (result["encode_seconds"] + result["negatives_seconds"]) / result[
-        "encode_seconds"
-    ]
-    result["anchors_with_2_negatives"] = int((negatives.chosen >= 0).all(axis=1).sum())
-    result["mean_pool_size"] = float(negatives.pool_sizes.mean())
-    watch.__exit__(None, None, None)
+        negatives = sample_negatives(
+            sentences, embeddings, pool_size=args.pool_size, block_size=args.block_size
+        )
+        result["negatives_seconds"] = time.perf_counter() - t0
+        result["negatives_timings"] = negatives.timings
+        result["ratio_total_over_encode"] = (result["encode_seconds"] + result["negatives_seconds"]) / result[
+            "encode_seconds"
+        ]
+        result["anchors_with_2_negatives"] = int((negatives.chosen >= 0).all(axis=1).sum())
+        result["mean_pool_size"] = float(negatives.pool_sizes.mean())
     result["machine"] = watch.record()
     print(json.dumps(result["machine"]), flush=True)
     watch.refuse_if_loaded(allow=args.allow_load)

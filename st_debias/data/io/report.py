@@ -121,3 +121,19 @@ def pair_statistics(prefix: str, anchors: Iterable[str], others: Iterable[str], 
         f"{prefix}_lexical_overlap": float(overlap.mean()),
         f"{prefix}_cosine": float(cos.mean()) if len(cos) else float("nan"),
     }
+
+
+def start_build(name: str, sentences: object, column: str | None = None):
+    """A builder's cleaned input (``.sentences`` and their ``.positions`` in the input) and its report, with
+    the inputs and the cleaning skips already counted.
+
+    ``sentences`` is what ``build`` accepts: any iterable of strings, a ``datasets`` column, or a ``Dataset``
+    with ``column``.
+    """
+    from st_debias.data.io.corpus import clean_sentences, sentence_list
+
+    sentences = sentence_list(sentences, column)  # type: ignore[arg-type]
+    report = BuildReport(builder=name, inputs=len(sentences))
+    cleaned = clean_sentences(sentences)
+    report.skipped.update(cleaned.skipped)
+    return cleaned, report

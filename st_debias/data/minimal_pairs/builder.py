@@ -35,8 +35,7 @@ from typing import Literal
 import numpy as np
 from datasets import Dataset
 
-from st_debias.data.io.corpus import clean_sentences, sentence_list
-from st_debias.data.io.report import BuildReport
+from st_debias.data.io.report import BuildReport, start_build
 from st_debias.data.minimal_pairs.edits import NEGATIVE_EDITS, Declined
 from st_debias.data.negation.negator import Negator, negation_count
 from st_debias.data.text import lexical_overlap, match_error_rate
@@ -118,7 +117,7 @@ class MinimalPairBuilder:
             raise ValueError(f"on_missing_positive must be 'anchor' or 'skip', got {on_missing_positive!r}.")
         total = float(values.sum())
         self.shares = {k: v / total for k, v in shares.items() if v > 0}
-        self.negator = negator or Negator()
+        self.negator = negator or Negator(pos_tags=True)
         self._nlp = None
         self.on_missing_positive = on_missing_positive
         self.seed = seed
@@ -128,9 +127,9 @@ class MinimalPairBuilder:
 
     @property
     def nlp(self):
-        """The spaCy pipeline that parses every anchor: the negator's when it sets coarse part-of-speech tags,
-        else the same model loaded with them (noun chunks and the syntactic positives read ``pos_``; the
-        negator's own fast pipeline leaves it empty)."""
+        """The spaCy pipeline that parses every anchor: the negator's when it sets coarse part-of-speech tags
+        (the default negator does, ``pos_tags=True``), else the same model loaded with them (noun chunks and
+        the syntactic positives read ``pos_``; a negator's fast pipeline leaves it empty)."""
         if self._nlp is None:
             from st_debias.data.paraphrase.syntactic import SyntacticParaphraser
 
@@ -241,11 +240,8 @@ class MinimalPairBuilder:
         Raises:
             ValueError: non-string input or no sentence at all.
         """
-        sentences = sentence_list(sentences, column)
         t_start = time.perf_counter()
-        report = BuildReport(builder=self.name, inputs=len(sentences))
-        cleaned = clean_sentences(sentences)
-        report.skipped.update(cleaned.skipped)
+        cleaned, report = start_build(self.name, sentences, column)
         anchors = cleaned.sentences
         t0 = time.perf_counter()
         options = self._negatives(anchors, report)

@@ -219,6 +219,16 @@ def _article(previous: str, word: str) -> str | None:
     return wanted.capitalize() if previous[:1].isupper() else wanted
 
 
+def _replace_word(doc, token, word: str) -> str:
+    """The text of ``doc`` with ``token`` replaced by ``word`` and an article before it fixed (a ↔ an)."""
+    replacements = {token.i: word}
+    if token.i > 0:
+        article = _article(doc[token.i - 1].text, word)
+        if article:
+            replacements[token.i - 1] = article
+    return _render(doc, replacements)
+
+
 def cohyponym(doc, rng: np.random.Generator) -> str | Declined:
     """Replace one common noun with a WordNet sibling of its most frequent sense ("wine" → "beer"), same
     number; the replacement must have been seen in WordNet's tagged corpus (a frequency guard)."""
@@ -241,12 +251,7 @@ def cohyponym(doc, rng: np.random.Generator) -> str | Declined:
         form = _inflect_noun(choice, token.tag_)
         if not form or form == token.text:
             continue
-        replacements = {token.i: form}
-        if token.i > 0:
-            article = _article(doc[token.i - 1].text, form)
-            if article:
-                replacements[token.i - 1] = article
-        return _render(doc, replacements)
+        return _replace_word(doc, token, form)
     return Declined("no_sibling")
 
 
@@ -269,12 +274,7 @@ def antonym(doc, rng: np.random.Generator) -> str | Declined:
         token = adjectives[int(k)]
         opposite = safe_antonym(token.lower_)
         if opposite and opposite != token.lower_:
-            replacements = {token.i: opposite}
-            if token.i > 0:
-                article = _article(doc[token.i - 1].text, opposite)
-                if article:
-                    replacements[token.i - 1] = article
-            return _render(doc, replacements)
+            return _replace_word(doc, token, opposite)
     return Declined("no_antonym")
 
 

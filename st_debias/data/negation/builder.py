@@ -23,8 +23,7 @@ import numpy as np
 from datasets import Dataset
 
 from st_debias.data.generators import CandidateGenerator, candidate_pools
-from st_debias.data.io.corpus import clean_sentences, sentence_list
-from st_debias.data.io.report import BuildReport
+from st_debias.data.io.report import BuildReport, start_build
 from st_debias.data.negation.negator import Negator
 from st_debias.data.text import lexical_overlap, match_error_rate
 
@@ -86,11 +85,8 @@ class OssCSEBuilder:
         Raises:
             ValueError: a single string, non-string items, or no sentence at all.
         """
-        sentences = sentence_list(sentences, column)
         t_start = time.perf_counter()
-        report = BuildReport(builder=self.name, inputs=len(sentences))
-        cleaned = clean_sentences(sentences)
-        report.skipped.update(cleaned.skipped)
+        cleaned, report = start_build(self.name, sentences, column)
         anchors = cleaned.sentences
         t0 = time.perf_counter()
         negations = self.negator.negate(anchors, show_progress_bar=self.show_progress_bar)

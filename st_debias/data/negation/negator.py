@@ -138,6 +138,8 @@ class Negator:
         batch_size: ``nlp.pipe`` batch size.
         n_process: ``nlp.pipe`` processes.
         nlp: a loaded spaCy ``Language`` to reuse.
+        pos_tags: keep the model's ``attribute_ruler`` so tokens also carry coarse part-of-speech tags
+            (``token.pos_``), for callers that parse once for the negator and for rules that read them.
 
     Example:
         >>> Negator("en_core_web_sm").negate("My dog likes eating sausage.").text  # doctest: +SKIP
@@ -156,6 +158,7 @@ class Negator:
         batch_size: int = 256,
         n_process: int = 1,
         nlp=None,
+        pos_tags: bool = False,
     ) -> None:
         if already_negated not in ("denegate", "skip"):
             raise ValueError(f"already_negated must be 'denegate' or 'skip', got {already_negated!r}")
@@ -164,6 +167,7 @@ class Negator:
         self.batch_size = batch_size
         self.n_process = n_process
         self._nlp = nlp
+        self.pos_tags = pos_tags
         self.rules: Counter[str] = Counter()
 
     @property
@@ -176,7 +180,11 @@ class Negator:
                 names = info.get("pipeline", []) if isinstance(info, dict) else []
             except (Exception, SystemExit):  # noqa: BLE001 - spacy.info exits on an unknown model
                 names = []
-            exclude = [p for p in names if p not in self.PIPES] or ["ner", "lemmatizer", "attribute_ruler"]
+            # The rules read tags and dependencies only; attribute_ruler (coarse POS) is kept on request.
+            keep = (*self.PIPES, "attribute_ruler") if self.pos_tags else self.PIPES
+            exclude = [p for p in names if p not in keep] or ["ner", "lemmatizer"] + (
+                [] if self.pos_tags else ["attribute_ruler"]
+            )
             try:
                 self._nlp = spacy.load(self.model, exclude=exclude)
             except OSError as error:

@@ -232,3 +232,10 @@ def test_phrase_swap_keeps_the_bag_of_words_on_real_sentences(pos_nlp, wiki):
         assert Counter(w.lower() for w in words(out)) == Counter(w.lower() for w in words(doc.text))
         assert [w.lower() for w in words(out)] != [w.lower() for w in words(doc.text)]
     assert swapped >= 100
+
+
+def test_default_builder_parses_once_with_one_pipeline(data_root):
+    """The default negator keeps POS tags, so the builder reuses its pipeline instead of loading a second."""
+    builder = MinimalPairBuilder(seed=0)
+    assert "attribute_ruler" in builder.negator.nlp.pipe_names
+    assert builder.nlp is builder.negator.nlp
