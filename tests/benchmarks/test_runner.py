@@ -106,3 +106,52 @@ def test_scripts_pass_reuse_stale_to_the_runner(script: str, monkeypatch, tmp_pa
     calls.clear()
     module.main(argv[:-1])
     assert [c["reuse_stale"] for c in calls] == [False]
+
+
+def _entry(recipe: str, seed: int, stsb: float, oppn: float, *, limited: bool) -> dict:
+    """A compare.py result file's content, as a limited (STS-B only) or full evaluation would leave it."""
+
+    def result(model: str, shift: float) -> dict:
+        sts = {"STSBenchmark": stsb + shift, "avg": stsb + shift}
+        if not limited:
+            sts = {"STS12": 70.0 + shift, **sts, "avg": (70.0 + stsb) / 2 + shift}
+        split = {"eligible": True, "cont": {"spearman": 86.0 + shift}, "oppn": {"spearman": oppn + shift},
+                 "oppn_sides": {"high_overlap_low_score": {"mean_cosine": 0.5}, "low_overlap_high_score": {"mean_cosine": 0.7}}}
+        entry = {"model": model, "sts": sts,
+                 "bias": {"cont_oppn": {"STSBenchmark": split, "STS13": {**split, "eligible": False}},
+                          "negation": {"mean_cosine": 0.8}, "word_order": {"mean_cosine": 0.9 - shift / 100}}}
+        if limited:
+            entry["evaluation"] = {"sts_tasks": ["STSBenchmark"], "full": False}
+        return entry
+
+    return {"recipe": recipe, "seed": seed, "budget": {"steps": 30, "batch_size": 64, "max_seq_length": 32},
+            "before": result("outputs/models/all-mpnet-base-v2 (start)", 0.0), "after": result(recipe, 1.0)}
+
+
+def test_compare_table_labels_a_limited_evaluation_and_splits_bias_per_dataset(monkeypatch, tmp_path: Path) -> None:
+    module = _load("compare")
+    monkeypatch.setattr(module, "RESULTS", tmp_path)
+    for seed, stsb in ((42, 83.0), (43, 85.0)):
+        (tmp_path / f"simcse-seed{seed}.json").write_text(json.dumps(_entry("simcse", seed, stsb, 70.0, limited=True)))
+    text = module.write_table().read_text()
+    assert "Start model all-mpnet-base-v2;" in text and "| start (all-mpnet-base-v2) |" in text
+    assert "**Limited evaluation:** STS sets STSBenchmark only (not the STS-7)" in text
+    assert "STS-7" not in text.replace("(not the STS-7)", "")
+    assert "| simcse | 2 | 85.00 ± 1.00 |" in text  # STS-B test: mean ± population std of 84 and 86
+    bias_header = next(line for line in text.splitlines() if "STS-B Oppn cosine" in line)
+    assert "STS-B Oppn" in bias_header and "STS13" not in bias_header  # an ineligible set gets no column
+    assert "word-order cosine" in bias_header
+    assert (tmp_path / "compare.png").stat().st_size > 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["recipes"]["simcse"]["word-order cosine"]["mean"] == pytest.approx(0.89)
+
+
+def test_compare_passes_the_sts_sets_to_training(monkeypatch, tmp_path: Path) -> None:
+    module = _load("compare")
+    calls = []
+    monkeypatch.setattr(module, "train_and_record", lambda target, recipe, **kw: calls.append(kw) or target)
+    monkeypatch.setattr(module, "write_table", lambda: tmp_path / "table.md")
+    (tmp_path / "table.md").write_text("table")
+    module.main(["--recipes", "simcse", "--seeds", "1", "--steps", "2", "--sts-tasks", "STSBenchmark",
+                 "--results-dir", str(tmp_path)])
+    assert calls[0]["sts_tasks"] == ["STSBenchmark"]
