@@ -21,7 +21,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
@@ -33,7 +33,7 @@ from st_debias.data.io.corpus import WIKI_CORPUS
 from st_debias.evaluation.bias_data import CANNOT_DIR, DEFAULT_NEGATION_PAIRS, DEFAULT_WORD_ORDER_LINES
 from st_debias.evaluation.sts_data import LOCAL_FILES, STS_TASKS
 from st_debias.fingerprint import model_fingerprint
-from st_debias.paths import DATA_ENV, DataNotFoundError, data_dir
+from st_debias.paths import DATA_ENV, DataNotFoundError, data_dir, portable_path
 
 #: Version of the metric code behind a results entry. Bump it when a score's computation changes, so that
 #: packaged and cached entries computed by the old code are no longer reused.
@@ -206,14 +206,14 @@ def restrict_entry(entry: dict[str, Any], sts_tasks: Sequence[str]) -> dict[str,
 # ---------------------------------------------------------------------------------------------------
 
 
-def _rewrite_paths(value: Any, old: str, new: str) -> Any:
-    """Replace the prefix ``old`` by ``new`` in every string of a JSON-like value."""
+def _map_strings(value: Any, change: Callable[[str], str]) -> Any:
+    """``change`` applied to every string of a JSON-like value."""
     if isinstance(value, str):
-        return new + value[len(old) :] if value.startswith(old) else value
+        return change(value)
     if isinstance(value, dict):
-        return {k: _rewrite_paths(v, old, new) for k, v in value.items()}
+        return {k: _map_strings(v, change) for k, v in value.items()}
     if isinstance(value, list):
-        return [_rewrite_paths(v, old, new) for v in value]
+        return [_map_strings(v, change) for v in value]
     return value
 
 
@@ -222,12 +222,19 @@ def stored_entry(
 ) -> dict:
     """The JSON written to disk: the key, and the result with data paths relative to ``$ST_DEBIAS_DATA``."""
     root = str(data_dir(data_folder).resolve())
-    return {"key": key.as_dict(), "result": _rewrite_paths(result, root, DATA_PLACEHOLDER)}
+    stored = _map_strings(result, lambda text: DATA_PLACEHOLDER + text[len(root) :] if text.startswith(root) else text)
+    return {"key": key.as_dict(), "result": stored}
 
 
 def _restore(entry: dict[str, Any], data_folder: str | os.PathLike[str] | None) -> dict[str, Any]:
+    """The stored result with its data paths written as a fresh evaluation writes them (:func:`portable_path`):
+    never this machine's data folder when ``$ST_DEBIAS_DATA`` names it."""
     root = str(data_dir(data_folder).resolve())
-    return _rewrite_paths(entry["result"], DATA_PLACEHOLDER, root)
+
+    def restore(text: str) -> str:
+        return portable_path(root + text[len(DATA_PLACEHOLDER) :]) if text.startswith(DATA_PLACEHOLDER) else text
+
+    return _map_strings(entry["result"], restore)
 
 
 def write_json_atomic(path: Path, value: Any) -> None:
@@ -357,7 +364,7 @@ def evaluate_or_reuse(
             where = "shipped with st_debias" if lookup.reused.kind == "packaged" else "cached"
             announce(
                 f"Reusing the {'full ' * restrict}evaluation of {label or result.get('model')} {where}: "
-                f"{lookup.reused.path} (same weights fingerprint {key.fingerprint}, inference settings and "
+                f"{portable_path(lookup.reused.path)} (same weights fingerprint {key.fingerprint}, inference settings and "
                 f"checksums of {len(candidate.data)} evaluation data files)"
                 + (f", restricted to {', '.join(sts_tasks)}." if restrict else "."),
                 show_progress_bar,
@@ -366,7 +373,7 @@ def evaluate_or_reuse(
                 result = restrict_entry(result, sts_tasks)
             result["reused_from"] = {
                 "kind": lookup.reused.kind,
-                "path": str(lookup.reused.path),
+                "path": portable_path(lookup.reused.path),
                 "computed_by": result.get("computed_by"),
             }
             if label:

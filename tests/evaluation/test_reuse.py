@@ -80,6 +80,19 @@ def test_match_reuses_the_packaged_entry_and_says_so(
     )
 
 
+def test_reused_entry_writes_data_paths_as_a_fresh_evaluation_does(
+    tiny_model, mini_data: Path, tmp_path: Path, packaged, monkeypatch
+) -> None:
+    """With ``$ST_DEBIAS_DATA`` naming the data folder, a reused entry must not bring this machine's paths back."""
+    monkeypatch.setenv("ST_DEBIAS_DATA", str(mini_data))
+    folder, _ = packaged
+    fresh = evaluate_model(tiny_model, TASKS, mini_data, label="tiny", show_progress_bar=False)
+    reused = _reuse(tiny_model, mini_data, tmp_path, folder, show_progress_bar=False)
+    assert reused["sources"] == fresh["sources"]
+    assert str(mini_data.resolve()) not in json.dumps(reused)
+    assert reused["sources"]["sts"]["STSBenchmark"]["source"].startswith("$ST_DEBIAS_DATA/sts/")
+
+
 def test_stored_entry_keeps_no_path_of_the_data_folder(tiny_model, mini_data: Path, packaged) -> None:
     folder, _ = packaged
     text = (folder / "tiny.json").read_text()
