@@ -14,7 +14,7 @@ A second start model, with an evaluation limited to STS-B test, its Cont/Oppn sp
 2-core CPU affords for all-mpnet-base-v2; labelled so in the table):
 
     python benchmarks/compare.py --model outputs/models/all-mpnet-base-v2 --recipes simcse st-debias \
-        --steps 30 --eval-steps 15 --seeds 42 --sts-tasks STSBenchmark --results-dir benchmarks/results/mpnet \
+        --steps 20 --eval-steps 20 --seeds 42 --sts-tasks STSBenchmark --results-dir benchmarks/results/mpnet \
         --work-dir outputs/mpnet
 """
 
@@ -203,11 +203,13 @@ def _plot(order: list[str], summary: dict, start: dict) -> None:
 
     headline = "STS-7 avg" if "STS-7 avg" in start else next(iter(start))
     panels = [(headline, f"{headline} (↑)"), ("STS-B Oppn", "STS-B Oppn split (↑)"), ("CANNOT neg. cosine", "negation cosine (↓)")]
-    figure, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.6))
+    figure, axes = plt.subplots(1, len(panels), figsize=(4.4 * len(panels), 4.4))
     for axis, (metric, title) in zip(axes, panels):
         means = [summary[r][metric]["mean"] or 0 for r in order]
         errors = [summary[r][metric]["std"] or 0 for r in order]
-        axis.bar(order, means, yerr=errors, color="#4c72b0", capsize=3)
+        colors = ["#dd8452" if recipe == "st-debias" else "#4c72b0" for recipe in order]  # the packaged recipe
+        axis.bar(range(len(order)), means, yerr=errors, color=colors, capsize=3)
+        axis.set_xticks(range(len(order)), order, rotation=40, ha="right", fontsize=8)
         if start.get(metric) is not None:
             axis.axhline(start[metric], color="#c44e52", linestyle="--", label="start")
         values = [m for m in means if m] + ([start[metric]] if start.get(metric) else [])
@@ -216,7 +218,6 @@ def _plot(order: list[str], summary: dict, start: dict) -> None:
             pad = max(0.5 if "cosine" not in metric else 0.01, 0.15 * (high - low))
             axis.set_ylim(low - pad, high + pad)
         axis.set_title(title)
-        axis.tick_params(axis="x", rotation=35)
         axis.legend(loc="best", fontsize=8)
     figure.tight_layout()
     figure.savefig(RESULTS / "compare.png", dpi=120)

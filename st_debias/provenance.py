@@ -28,10 +28,14 @@ COMPARED = ("commit", "dirty", "packages", "builders")
 """Stamp fields that must agree for a result to be reused (``created`` is informative only)."""
 
 
-def _git(*args: str) -> str | None:
+#: Benchmark scripts write their results inside the checkout; those files are outputs, not code.
+RESULT_FILES = ":(top,exclude,glob)**/results/**"
+
+
+def _git(*args: str, cwd: Path | None = None) -> str | None:
     try:
         done = subprocess.run(
-            ["git", *args], cwd=Path(__file__).resolve().parent, capture_output=True, text=True, timeout=10
+            ["git", *args], cwd=cwd or Path(__file__).resolve().parent, capture_output=True, text=True, timeout=10
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
@@ -53,13 +57,18 @@ def builder_versions() -> dict[str, int]:
     return {"syntactic": SyntacticParaphraser.version, "minimal_pairs": MinimalPairBuilder.version}
 
 
+def uncommitted_changes(cwd: Path | None = None) -> bool | None:
+    """Whether tracked files other than results (:data:`RESULT_FILES`) differ from the commit; None outside git."""
+    status = _git("status", "--porcelain", "--untracked-files=no", "--", ":(top)", RESULT_FILES, cwd=cwd)
+    return bool(status) if status is not None else None
+
+
 def stamp() -> dict[str, Any]:
     """The provenance of a result made now: commit (None outside a git checkout), whether the work tree had
-    uncommitted changes, package versions, builder versions and the UTC time."""
-    status = _git("status", "--porcelain", "--untracked-files=no")
+    uncommitted changes (result files aside), package versions, builder versions and the UTC time."""
     return {
         "commit": _git("rev-parse", "HEAD"),
-        "dirty": bool(status) if status is not None else None,
+        "dirty": uncommitted_changes(),
         "packages": {name: _version(name) for name in PACKAGES},
         "builders": builder_versions(),
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),

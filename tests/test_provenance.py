@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -62,3 +64,25 @@ def test_wait_for_idle_returns_when_quiet(monkeypatch) -> None:
     loads = iter([3.0, 1.8, 0.7])
     monkeypatch.setattr(provenance, "uptime", lambda: {"loadavg": [next(loads), 0, 0]})
     assert provenance.wait_for_idle(max_load=1.0, poll_s=0.0)["loadavg"][0] == 0.7
+
+
+def test_result_files_written_by_a_run_do_not_make_the_tree_dirty(tmp_path: Path) -> None:
+    """A benchmark writes its results inside the checkout; only a change to other tracked files is 'dirty'."""
+
+    from st_debias.provenance import uncommitted_changes
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path, check=True,
+                       capture_output=True)
+
+    (tmp_path / "benchmarks" / "results").mkdir(parents=True)
+    (tmp_path / "code.py").write_text("x = 1\n")
+    (tmp_path / "benchmarks" / "results" / "run.json").write_text("{}\n")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-qm", "start")
+    assert uncommitted_changes(tmp_path / "benchmarks") is False
+    (tmp_path / "benchmarks" / "results" / "run.json").write_text('{"score": 1}\n')
+    assert uncommitted_changes(tmp_path / "benchmarks") is False
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert uncommitted_changes(tmp_path / "benchmarks") is True
