@@ -63,8 +63,14 @@ def run_one(recipe_name: str, seed: int, args: argparse.Namespace) -> Path:
             "log_history": result.log_history,
         }
 
+    target = RESULTS / f"{label}-seed{seed}.json"
+    if target.is_file() and json.loads(target.read_text()).get("sts_tasks") != args.sts_tasks:
+        raise SystemExit(
+            f"[compare] error: {target} was evaluated on STS sets {json.loads(target.read_text()).get('sts_tasks') or 'STS-7'}, "
+            f"this run asks for {args.sts_tasks or 'STS-7'}; give another --results-dir"
+        )
     return train_and_record(
-        RESULTS / f"{label}-seed{seed}.json",
+        target,
         recipe,
         work_dir=Path(args.work_dir) / f"{label}-seed{seed}",
         entry=entry,
@@ -76,7 +82,7 @@ def run_one(recipe_name: str, seed: int, args: argparse.Namespace) -> Path:
     )
 
 
-def _metrics(entry: dict) -> dict[str, float]:
+def _metrics(entry: dict) -> dict[str, float | None]:
     result = entry["after"]
     bias = result.get("bias", {})
     cont_oppn = bias.get("cont_oppn", {}).get("STSBenchmark", {})
@@ -138,6 +144,9 @@ def write_table() -> Path:
     entries = [json.loads(p.read_text()) for p in sorted(RESULTS.glob("*-seed*.json"))]
     if not entries:
         raise SystemExit("no results yet")
+    scopes = {json.dumps(entry["after"].get("evaluation", {}).get("sts_tasks")) for entry in entries}
+    if len(scopes) > 1:  # one table, one evaluation: a limited run never sits beside STS-7 rows
+        raise SystemExit(f"[compare] error: {RESULTS} mixes evaluations of different STS sets: {sorted(scopes)}")
     by_recipe: dict[str, list[dict]] = {}
     by_recipe_bias: dict[str, list[dict]] = {}
     for entry in entries:
@@ -173,7 +182,8 @@ def write_table() -> Path:
         "",
         "Cont/Oppn Spearman ×100 on each eligible test set; mean cosine of the two Oppn sides of STS-B test "
         "(high overlap/low score: lower is better; low overlap/high score: higher is better); word-order cosine "
-        "= a Wikipedia sentence vs its words shuffled (lower = order matters). '–' = not measured by that run.",
+        "= a Wikipedia sentence vs its words shuffled (lower = order matters). Cosine columns show the mean "
+        "only. '–' = not measured by that run.",
         "",
         *bias_lines,
         "",

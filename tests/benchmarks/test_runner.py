@@ -155,3 +155,34 @@ def test_compare_passes_the_sts_sets_to_training(monkeypatch, tmp_path: Path) ->
     module.main(["--recipes", "simcse", "--seeds", "1", "--steps", "2", "--sts-tasks", "STSBenchmark",
                  "--results-dir", str(tmp_path)])
     assert calls[0]["sts_tasks"] == ["STSBenchmark"]
+
+
+def test_compare_table_of_full_evaluations_keeps_the_sts7_label_and_reads_old_files(monkeypatch, tmp_path: Path) -> None:
+    module = _load("compare")
+    monkeypatch.setattr(module, "RESULTS", tmp_path)
+    current = _entry("st-debias", 42, 83.0, 70.0, limited=False)
+    old = _entry("simcse", 42, 82.0, 69.0, limited=False)
+    for part in ("before", "after"):  # a file from before the word-order probe and the Oppn sides
+        del old[part]["bias"]["word_order"]
+        del old[part]["bias"]["cont_oppn"]["STSBenchmark"]["oppn_sides"]
+    (tmp_path / "st-debias-seed42.json").write_text(json.dumps(current))
+    (tmp_path / "simcse-seed42.json").write_text(json.dumps(old))
+    text = module.write_table().read_text()
+    assert "| recipe | seeds | STS-7 avg |" in text and "Limited evaluation" not in text
+    simcse_bias = [line for line in text.splitlines() if line.startswith("| simcse |")][-1]
+    assert simcse_bias.endswith("| – | – | – |")  # sides and word order not measured by the old file
+    assert "| start (all-mpnet-base-v2) |" in text  # the start row comes from the file that has every probe
+
+
+def test_compare_refuses_to_mix_evaluation_scopes(monkeypatch, tmp_path: Path) -> None:
+    module = _load("compare")
+    monkeypatch.setattr(module, "RESULTS", tmp_path)
+    (tmp_path / "simcse-seed42.json").write_text(json.dumps(_entry("simcse", 42, 83.0, 70.0, limited=True)))
+    (tmp_path / "focal-seed42.json").write_text(json.dumps(_entry("focal", 42, 83.0, 70.0, limited=False)))
+    with pytest.raises(SystemExit, match="mixes evaluations of different STS sets"):
+        module.write_table()
+    limited = {**_entry("simcse", 42, 83.0, 70.0, limited=True), "sts_tasks": ["STSBenchmark"]}
+    (tmp_path / "simcse-seed42.json").write_text(json.dumps(limited))
+    monkeypatch.setattr(module, "train_and_record", lambda *a, **k: pytest.fail("a full run must not reuse it"))
+    with pytest.raises(SystemExit, match="evaluated on STS sets"):
+        module.main(["--recipes", "simcse", "--seeds", "42", "--steps", "2", "--results-dir", str(tmp_path)])
