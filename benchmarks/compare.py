@@ -64,9 +64,10 @@ def run_one(recipe_name: str, seed: int, args: argparse.Namespace) -> Path:
         }
 
     target = RESULTS / f"{label}-seed{seed}.json"
-    if target.is_file() and json.loads(target.read_text()).get("sts_tasks") != args.sts_tasks:
+    stored_tasks = json.loads(target.read_text()).get("sts_tasks") if target.is_file() else args.sts_tasks
+    if stored_tasks != args.sts_tasks:
         raise SystemExit(
-            f"[compare] error: {target} was evaluated on STS sets {json.loads(target.read_text()).get('sts_tasks') or 'STS-7'}, "
+            f"[compare] error: {target} was evaluated on STS sets {stored_tasks or 'STS-7'}, "
             f"this run asks for {args.sts_tasks or 'STS-7'}; give another --results-dir"
         )
     return train_and_record(
@@ -103,18 +104,18 @@ def _metrics(entry: dict) -> dict[str, float | None]:
 
 def _bias_metrics(entry: dict) -> dict[str, float | None]:
     """Cont/Oppn per dataset, the two Oppn sides of STS-B (mean cosine) and the word-order probe."""
-    bias = entry["after"].get("bias", {})
+    from st_debias.evaluation.report import cont_oppn_part, eligible_cont_oppn
+
+    result = entry["after"]
     out: dict[str, float | None] = {}
-    for dataset, split in bias.get("cont_oppn", {}).items():
-        if not split.get("eligible", True):
-            continue
+    for dataset, split in eligible_cont_oppn(result).items():
         short = "STS-B" if dataset == "STSBenchmark" else dataset
         out[f"{short} Cont"] = split["cont"]["spearman"]
         out[f"{short} Oppn"] = split["oppn"]["spearman"]
-    sides = bias.get("cont_oppn", {}).get("STSBenchmark", {}).get("oppn_sides", {})
-    out["STS-B Oppn cosine: high overlap, low score"] = sides.get("high_overlap_low_score", {}).get("mean_cosine")
-    out["STS-B Oppn cosine: low overlap, high score"] = sides.get("low_overlap_high_score", {}).get("mean_cosine")
-    out["word-order cosine"] = bias.get("word_order", {}).get("mean_cosine")
+    sides = {"high_overlap_low_score": "high overlap, low score", "low_overlap_high_score": "low overlap, high score"}
+    for side, title in sides.items():
+        out[f"STS-B Oppn cosine: {title}"] = cont_oppn_part(result, "STSBenchmark", side).get("mean_cosine")
+    out["word-order cosine"] = result.get("bias", {}).get("word_order", {}).get("mean_cosine")
     return out
 
 

@@ -46,7 +46,8 @@ def _labels(results: list[dict[str, Any]]) -> list[str]:
     return short if len(set(short)) == len(short) else labels
 
 
-def _cont_oppn_rows(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def eligible_cont_oppn(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The Cont/Oppn splits of one results entry, only for datasets large enough to be split."""
     return {k: v for k, v in result.get("bias", {}).get("cont_oppn", {}).items() if v.get("eligible")}
 
 
@@ -60,7 +61,7 @@ def _average_label(results: list[dict[str, Any]], block: str, prefix: str) -> st
     return label + (" (quick evaluation, not STS-7)" if block == "sts" and len(tasks) > 1 else "")
 
 
-def _cont_oppn_part(result: dict[str, Any], dataset: str, part: str) -> dict[str, Any]:
+def cont_oppn_part(result: dict[str, Any], dataset: str, part: str) -> dict[str, Any]:
     """The ``cont``/``oppn`` block, or one side of Oppn, of ``dataset`` in one entry ({} when absent)."""
     block = result.get("bias", {}).get("cont_oppn", {}).get(dataset, {})
     if part in ("cont", "oppn"):
@@ -102,10 +103,10 @@ def compare_table(results: list[dict[str, Any]]) -> str:
         row(_average_label(results, "mteb", "MTEB"), [m.get("avg") for m in mteb])
         for task in _task_order(results, "mteb"):
             row(f"MTEB {task}", [m.get(task) for m in mteb])
-    datasets = list(dict.fromkeys(name for r in results for name in _cont_oppn_rows(r)))
+    datasets = list(dict.fromkeys(name for r in results for name in eligible_cont_oppn(r)))
     for name in datasets:
         for part, title in CONT_OPPN_PARTS.items():
-            blocks = [_cont_oppn_part(r, name, part) for r in results]
+            blocks = [cont_oppn_part(r, name, part) for r in results]
             if not any(blocks):
                 continue
             sizes = sorted({b["pairs"] for b in blocks if b.get("pairs") is not None})
@@ -201,8 +202,8 @@ def plot_cont_oppn(results: list[dict[str, Any]]):
     """
     plt = _pyplot()
     labels = _labels(results)
-    datasets = list(dict.fromkeys(name for r in results for name in _cont_oppn_rows(r)))
-    parts = [p for p in CONT_OPPN_PARTS if any(_cont_oppn_part(r, d, p) for r in results for d in datasets)]
+    datasets = list(dict.fromkeys(name for r in results for name in eligible_cont_oppn(r)))
+    parts = [p for p in CONT_OPPN_PARTS if any(cont_oppn_part(r, d, p) for r in results for d in datasets)]
     styles = {
         "cont": (1.0, None),
         "oppn": (0.7, "//"),
@@ -216,7 +217,7 @@ def plot_cont_oppn(results: list[dict[str, Any]]):
     values = []
     for i, (label, r) in enumerate(zip(labels, results, strict=True)):
         for j, part in enumerate(parts):
-            heights = [_cont_oppn_part(r, d, part).get("spearman") for d in datasets]
+            heights = [cont_oppn_part(r, d, part).get("spearman") for d in datasets]
             values += heights
             alpha, hatch = styles[part]
             k = len(parts) * i + j
@@ -371,7 +372,7 @@ def write_report(results: list[dict[str, Any]], output_dir: str | os.PathLike[st
             any(r.get("mteb") for r in results),
             lambda: plot_scores(results, "mteb", "MTEB tasks (main score × 100)"),
         ),
-        "cont_oppn": (any(_cont_oppn_rows(r) for r in results), lambda: plot_cont_oppn(results)),
+        "cont_oppn": (any(eligible_cont_oppn(r) for r in results), lambda: plot_cont_oppn(results)),
         "negation": (
             any(r.get("bias", {}).get("negation") for r in results),
             lambda: plot_negation_histograms(results),
