@@ -29,6 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from runner import train_and_record  # noqa: E402
 
+from st_debias.evaluation.report import CONT_OPPN_PARTS, cont_oppn_part, eligible_cont_oppn  # noqa: E402
 from st_debias.provenance import write_stamped_json  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "compare"
@@ -86,7 +87,6 @@ def run_one(recipe_name: str, seed: int, args: argparse.Namespace) -> Path:
 def _metrics(entry: dict) -> dict[str, float | None]:
     result = entry["after"]
     bias = result.get("bias", {})
-    cont_oppn = bias.get("cont_oppn", {}).get("STSBenchmark", {})
     negation = bias.get("negation", {})
     sts = {task: score for task, score in result["sts"].items() if task != "avg"}
     if "evaluation" not in result:  # the full protocol
@@ -96,24 +96,22 @@ def _metrics(entry: dict) -> dict[str, float | None]:
     return {
         **average,
         **sts,
-        "STS-B Cont": cont_oppn.get("cont", {}).get("spearman"),
-        "STS-B Oppn": cont_oppn.get("oppn", {}).get("spearman"),
+        "STS-B Cont": cont_oppn_part(result, "STSBenchmark", "cont").get("spearman"),
+        "STS-B Oppn": cont_oppn_part(result, "STSBenchmark", "oppn").get("spearman"),
         "CANNOT neg. cosine": negation.get("mean_cosine"),
     }
 
 
 def _bias_metrics(entry: dict) -> dict[str, float | None]:
     """Cont/Oppn per dataset, the two Oppn sides of STS-B (mean cosine) and the word-order probe."""
-    from st_debias.evaluation.report import cont_oppn_part, eligible_cont_oppn
-
     result = entry["after"]
     out: dict[str, float | None] = {}
     for dataset, split in eligible_cont_oppn(result).items():
         short = "STS-B" if dataset == "STSBenchmark" else dataset
         out[f"{short} Cont"] = split["cont"]["spearman"]
         out[f"{short} Oppn"] = split["oppn"]["spearman"]
-    sides = {"high_overlap_low_score": "high overlap, low score", "low_overlap_high_score": "low overlap, high score"}
-    for side, title in sides.items():
+    for side in ("high_overlap_low_score", "low_overlap_high_score"):
+        title = CONT_OPPN_PARTS[side].removeprefix("Oppn: ")
         out[f"STS-B Oppn cosine: {title}"] = cont_oppn_part(result, "STSBenchmark", side).get("mean_cosine")
     out["word-order cosine"] = result.get("bias", {}).get("word_order", {}).get("mean_cosine")
     return out

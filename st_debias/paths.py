@@ -55,7 +55,8 @@ def offline() -> bool:
 
 def portable_path(path: str | os.PathLike[str]) -> str:
     """``path`` as it should appear in a result file meant to be shared: ``$ST_DEBIAS_DATA/<rest>`` under the
-    data folder, relative under the working directory, otherwise unchanged (``hub:…`` sources too).
+    data folder, relative under the working directory, ``~/<rest>`` under the home folder, otherwise unchanged
+    (``hub:…`` sources too).
 
     Example:
         >>> import os; os.environ["ST_DEBIAS_DATA"] = "/data"
@@ -72,10 +73,12 @@ def portable_path(path: str | os.PathLike[str]) -> str:
             return f"${DATA_ENV}/{target.relative_to(Path(data).expanduser().absolute()).as_posix()}"
         except ValueError:
             pass
-    try:
-        return target.relative_to(Path.cwd()).as_posix()
-    except ValueError:
-        return text
+    for base, prefix in ((Path.cwd(), ""), (Path.home(), "~/")):  # the home folder: caches (~/.cache/st_debias)
+        try:
+            return prefix + target.relative_to(base).as_posix()
+        except ValueError:
+            pass
+    return text
 
 
 def data_dir(path: str | os.PathLike[str] | None = None) -> Path:

@@ -85,3 +85,6 @@ def test_portable_path_hides_this_machines_folders(tmp_path, monkeypatch):
     assert portable_path(tmp_path / "runs" / "pairs.jsonl") == "runs/pairs.jsonl"
     assert portable_path("hub:mteb/stsbenchmark-sts:test") == "hub:mteb/stsbenchmark-sts:test"
     assert portable_path("/elsewhere/file.tsv") == "/elsewhere/file.tsv"
+    home = tmp_path.parent / f"{tmp_path.name}-home"  # outside the working directory
+    monkeypatch.setenv("HOME", str(home))  # a reused evaluation's cache file lives under the home folder
+    assert portable_path(home / ".cache" / "st_debias" / "eval" / "ab.json") == "~/.cache/st_debias/eval/ab.json"
