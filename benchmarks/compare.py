@@ -58,6 +58,7 @@ def run_one(recipe_name: str, seed: int, args: argparse.Namespace) -> Path:
             "sts_tasks": args.sts_tasks,
             "wall_s": wall_s,
             "best_checkpoint": result.best_checkpoint,
+            "selection": result.selection,
             "before": result.before,
             "after": result.after,
             "data_report": result.data_report,

@@ -86,6 +86,7 @@ def run_one(path: str, seed: int, args: argparse.Namespace) -> Path:
             "recipe": recipe.to_dict(),
             "wall_s": wall_s,
             "best_checkpoint": result.best_checkpoint,
+            "selection": result.selection,
             "scores": scores,
             "data_report": result.data_report,
             "log_history": result.log_history,

@@ -41,6 +41,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     train.add_argument("--no-eval", action="store_true", help="skip the before/after evaluation")
     train.add_argument("--cache-dir", default=None, help="cache for built rows and evaluations")
+    train.add_argument(
+        "--start-as-candidate", action=argparse.BooleanOptionalAction, default=True,
+        help="score the start model on STS-B dev as checkpoint 0 and save it when no checkpoint beats it "
+        "(default on; --no-start-as-candidate saves the best checkpoint even if the start model was better)",
+    )
     train.add_argument("--log-gradient-shares", type=int, default=0, metavar="N",
                        help="every N steps, log each loss part's share of the gradient norm (0 = off)")
     train.set_defaults(func=run_train)
@@ -88,6 +93,7 @@ def run_train(args: argparse.Namespace) -> int:
             cache_dir=args.cache_dir,
             gradient_share_every=args.log_gradient_shares,
             overwrite=args.overwrite,
+            start_as_candidate=args.start_as_candidate,
         )
     except TrainingInterrupted as stopped:
         if is_main_process():
@@ -99,7 +105,14 @@ def run_train(args: argparse.Namespace) -> int:
         return 2
     if not is_main_process():
         return 0
-    print(f"\nSaved model: {result.model_dir}  (best checkpoint: {result.best_checkpoint})")
+    if result.best_checkpoint == "start":
+        selection = result.selection
+        print(
+            f"\nSaved model: {result.model_dir}  (the start model's weights: no checkpoint beat its STS-B dev score "
+            f"{selection['start_score']:.4f}; the best reached {selection['best_checkpoint_score']:.4f})"
+        )
+    else:
+        print(f"\nSaved model: {result.model_dir}  (best checkpoint: {result.best_checkpoint})")
     if result.table:
         from st_debias.evaluation.report import reuse_note
 

@@ -38,6 +38,7 @@ class TrainResult:
     data_report: dict[str, Any] = field(default_factory=dict)
     best_checkpoint: str | None = None
     log_history: list[dict[str, Any]] = field(default_factory=list)
+    selection: dict[str, Any] = field(default_factory=dict)
 
 
 def load_start_model(name_or_path: str | os.PathLike[str] | None):
@@ -92,6 +93,7 @@ def train_recipe(
     show_progress_bar: bool = True,
     overwrite: bool = False,
     gradient_share_every: int = 0,
+    start_as_candidate: bool = True,
 ) -> TrainResult:
     """Train ``recipe`` from ``model`` on ``corpus`` and return the saved model's folder and before/after scores.
 
@@ -113,6 +115,9 @@ def train_recipe(
         gradient_share_every: log each loss part's share of the gradient norm every this many steps
             (:class:`~st_debias.recipes.callbacks.GradientShareCallback`; 0 = off).
         overwrite: replace a run already in ``output_dir`` (without it, such a folder is refused).
+        start_as_candidate: score the start model on STS-B dev too, as checkpoint 0: when no checkpoint scores
+            above it, the saved model is the start model, with a warning (``best_checkpoint`` is ``"start"``).
+            Training too long or too fast then cannot return a model worse on dev than the one it began with.
 
     Raises:
         ValueError: a budget or data that cannot train a step, or an output folder holding another run.
@@ -203,13 +208,17 @@ def train_recipe(
         guide.eval()
     loss, rows = build_loss(recipe, start_model, rows, guide=guide, show_progress_bar=show_progress_bar)
 
+    dev_evaluator = sts_dev_evaluator(data_dir)
+    # The start model competes with the checkpoints: its dev score (at the training length, as theirs) and a
+    # CPU copy of its weights to restore if it wins.
+    start_candidate = _StartCandidate.score(start_model, dev_evaluator) if start_as_candidate and main_process else None
     stop_on_signal = SaveAndStopOnSignal()
     trainer = SentenceTransformerTrainer(
         model=start_model,
         args=args,
         train_dataset=rows,
         loss=loss,
-        evaluator=sts_dev_evaluator(data_dir),
+        evaluator=dev_evaluator,
         callbacks=[stop_on_signal]
         + ([GradientShareCallback(loss, every=gradient_share_every)] if gradient_share_every else []),
     )
@@ -237,9 +246,28 @@ def train_recipe(
     if not main_process:
         return TrainResult(output_dir, model_dir, None, None, None, data_report,
                            trainer.state.best_model_checkpoint, list(trainer.state.log_history))
+    best_checkpoint = trainer.state.best_model_checkpoint
+    selection = {
+        "metric": BEST_METRIC, "best_checkpoint": best_checkpoint, "best_checkpoint_score": trainer.state.best_metric,
+    }
     card = start_model.model_card_data
     card.add_tags(["st-debias", f"st-debias-recipe-{recipe.name}"])
     card.model_name = f"{start_label} fine-tuned with the st_debias '{recipe.name}' recipe (v{recipe.version})"
+    if start_candidate is not None:
+        selection["start_score"] = start_candidate.dev_score
+        if start_candidate.beats(trainer.state.best_metric):
+            start_candidate.restore(start_model)
+            best_checkpoint = "start"
+            card.model_name = (f"{start_label} (start weights kept: no '{recipe.name}' checkpoint beat them on "
+                               "STS-B dev)")
+            message = (
+                f"No checkpoint beat the start model on STS-B dev (start {start_candidate.dev_score:.4f}, best "
+                f"checkpoint {trainer.state.best_metric:.4f} at {trainer.state.best_model_checkpoint}): the saved "
+                "model is the start model. Train fewer steps or at a lower --learning-rate."
+            )
+            logger.warning(message)
+            announce(f"Warning: {message}", show_progress_bar)
+    selection["kept"] = best_checkpoint
     _save_model(start_model, recipe, model_dir)
     atomic_write_json(output_dir / "data_report.json", data_report)
 
@@ -249,7 +277,8 @@ def train_recipe(
             show_progress_bar=show_progress_bar, sts_tasks=sts_tasks,
         )
         after["recipe"] = recipe.to_dict()
-        after["best_checkpoint"] = trainer.state.best_model_checkpoint
+        after["best_checkpoint"] = best_checkpoint
+        after["selection"] = selection
         write_results([before, after], output_dir / "eval")
         write_report([before, after], output_dir / "eval")
         table = compare_table([before, after])
@@ -260,9 +289,35 @@ def train_recipe(
         after=after,
         table=table,
         data_report=data_report,
-        best_checkpoint=trainer.state.best_model_checkpoint,
+        best_checkpoint=best_checkpoint,
         log_history=list(trainer.state.log_history),
+        selection=selection,
     )
+
+
+@dataclass
+class _StartCandidate:
+    """The start model as checkpoint 0 of the best-checkpoint selection: its dev score and its weights."""
+
+    dev_score: float
+    state: dict[str, Any]
+
+    @classmethod
+    def score(cls, model: Any, evaluator: Any) -> _StartCandidate:
+        scores = evaluator(model)
+        key = BEST_METRIC.removeprefix("eval_")
+        if key not in scores:
+            raise KeyError(f"the STS-B dev evaluator returned {sorted(scores)}, not {key!r}")
+        state = {name: tensor.detach().to("cpu", copy=True) for name, tensor in model.state_dict().items()}
+        return cls(float(scores[key]), state)
+
+    def beats(self, best_checkpoint_score: float | None) -> bool:
+        """True when the best checkpoint scored no higher than the start model (a tie keeps the unchanged model);
+        False when no checkpoint was scored, as nothing then says the training made the model worse."""
+        return best_checkpoint_score is not None and self.dev_score >= best_checkpoint_score
+
+    def restore(self, model: Any) -> None:
+        model.load_state_dict(self.state)
 
 
 def _save_model(model: Any, recipe: Recipe, model_dir: Path) -> None:

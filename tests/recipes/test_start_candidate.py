@@ -1,0 +1,106 @@
+"""Best-checkpoint selection counts the start model as checkpoint 0: a run that only made the model worse on
+STS-B dev saves the start model's weights, says so, and records the scores it compared."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from sentence_transformers import SentenceTransformer
+from sentence_transformers.base.evaluation import SentenceEvaluator
+
+import st_debias.evaluation
+from st_debias.recipes import load_recipe, override, train_recipe
+
+
+class ScriptedDevEvaluator(SentenceEvaluator):
+    """Stands in for the STS-B dev evaluator: returns the given scores in order, one per call."""
+
+    def __init__(self, scores: list[float]) -> None:
+        super().__init__()
+        self.scores = list(scores)
+        self.calls = 0
+        self.primary_metric = "sts-dev_spearman_cosine"
+
+    def __call__(self, model, output_path=None, epoch: int = -1, steps: int = -1) -> dict[str, float]:
+        score = self.scores[min(self.calls, len(self.scores) - 1)]
+        self.calls += 1
+        return {"sts-dev_spearman_cosine": score}
+
+
+def _weights(model: SentenceTransformer) -> dict[str, torch.Tensor]:
+    return {name: tensor.detach().clone() for name, tensor in model.state_dict().items()}
+
+
+def _train(tiny_bert_dir: Path, tmp_path: Path, monkeypatch, scores: list[float], **kwargs):
+    evaluator = ScriptedDevEvaluator(scores)
+    monkeypatch.setattr(st_debias.evaluation, "sts_dev_evaluator", lambda data_dir=None: evaluator)
+    # A learning rate this high moves every weight in 4 steps, so "kept the start" is visible in the weights.
+    recipe = override(load_recipe("simcse"), steps=4, batch_size=8, eval_steps=2, max_seq_length=16,
+                      learning_rate=1e-2)
+    result = train_recipe(recipe, model=tiny_bert_dir, output_dir=tmp_path / "run", evaluate=False,
+                          cache_dir=tmp_path / "cache", show_progress_bar=False, **kwargs)
+    return result, evaluator
+
+
+@pytest.fixture
+def start_weights(tiny_bert_dir: Path) -> dict[str, torch.Tensor]:
+    return _weights(SentenceTransformer(str(tiny_bert_dir)))
+
+
+def _same(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> bool:
+    return a.keys() == b.keys() and all(torch.equal(a[name], b[name]) for name in a)
+
+
+def test_start_model_is_kept_when_no_checkpoint_beats_it(
+    tiny_bert_dir: Path, tmp_path: Path, monkeypatch, start_weights, caplog
+) -> None:
+    result, evaluator = _train(tiny_bert_dir, tmp_path, monkeypatch, scores=[0.80, 0.50, 0.60])
+    assert evaluator.calls == 3, "the start model and the two checkpoints (steps 2 and 4) are scored"
+    assert result.best_checkpoint == "start"
+    assert result.selection == {
+        "metric": "eval_sts-dev_spearman_cosine",
+        "best_checkpoint": str(tmp_path / "run" / "checkpoints" / "checkpoint-4"),
+        "best_checkpoint_score": 0.60,
+        "start_score": 0.80,
+        "kept": "start",
+    }
+    assert _same(_weights(SentenceTransformer(str(result.model_dir))), start_weights)
+    assert "No checkpoint beat the start model on STS-B dev (start 0.8000, best checkpoint 0.6000" in caplog.text
+    assert "start weights kept" in (result.model_dir / "README.md").read_text()
+
+
+def test_a_checkpoint_that_beats_the_start_model_is_kept(
+    tiny_bert_dir: Path, tmp_path: Path, monkeypatch, start_weights, caplog
+) -> None:
+    result, _ = _train(tiny_bert_dir, tmp_path, monkeypatch, scores=[0.40, 0.50, 0.45])
+    checkpoint = str(tmp_path / "run" / "checkpoints" / "checkpoint-2")
+    assert result.best_checkpoint == checkpoint
+    assert result.selection["kept"] == checkpoint and result.selection["start_score"] == 0.40
+    saved = _weights(SentenceTransformer(str(result.model_dir)))
+    assert not _same(saved, start_weights)
+    assert _same(saved, _weights(SentenceTransformer(checkpoint)))
+    assert "No checkpoint beat the start model" not in caplog.text
+
+
+def test_start_candidate_can_be_switched_off(tiny_bert_dir: Path, tmp_path: Path, monkeypatch, start_weights) -> None:
+    result, evaluator = _train(tiny_bert_dir, tmp_path, monkeypatch, scores=[0.50, 0.60], start_as_candidate=False)
+    assert evaluator.calls == 2, "only the checkpoints are scored"
+    assert result.best_checkpoint == str(tmp_path / "run" / "checkpoints" / "checkpoint-4")
+    assert "start_score" not in result.selection
+    assert not _same(_weights(SentenceTransformer(str(result.model_dir))), start_weights)
+
+
+def test_cli_says_the_start_model_was_saved(tiny_bert_dir: Path, tmp_path: Path, monkeypatch, capsys) -> None:
+    from st_debias.cli import main
+
+    monkeypatch.setattr(st_debias.evaluation, "sts_dev_evaluator", lambda data_dir=None: ScriptedDevEvaluator([0.9, 0.1]))
+    code = main([
+        "train", "--recipe", "simcse", "--model", str(tiny_bert_dir), "--steps", "2", "--batch-size", "8",
+        "--max-seq-length", "16", "--output", str(tmp_path / "run"), "--cache-dir", str(tmp_path / "cache"), "--no-eval",
+    ])
+    assert code == 0
+    assert "(the start model's weights: no checkpoint beat its STS-B dev score 0.9000; the best reached 0.1000)" in (
+        capsys.readouterr().out
+    )
