@@ -57,8 +57,10 @@ def stage_name(announcement: str) -> str:
     """Short name of the stage an ``[st-debias]`` line opens."""
     if "(start)" in announcement:
         return "evaluation before (start model)"
-    if "(trained)" in announcement:
+    if "(trained)" in announcement or "(start weights kept)" in announcement:
         return "evaluation after (trained model) + report"
+    if announcement.startswith("Scoring the start model"):
+        return "start model on STS-B dev (selection)"
     if announcement.startswith("Building rows") or (
         announcement.startswith("Reusing") and " rows " in announcement
     ):

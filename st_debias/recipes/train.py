@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import copy
 import logging
+import math
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -21,6 +22,11 @@ from .config import Recipe, TrainingConfig
 from .data import build_rows, read_corpus
 from .losses import build_loss
 from .run_folder import prepare_output, resume_checkpoint, run_identity
+
+if TYPE_CHECKING:
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from transformers import TrainerState
 
 logger = logging.getLogger(__name__)
 BEST_METRIC = "eval_sts-dev_spearman_cosine"
@@ -101,7 +107,8 @@ def train_recipe(
         recipe: a loaded recipe (:func:`st_debias.recipes.load_recipe`), training fields already overridden.
         model: start model (hub id or folder); default: all-MiniLM-L6-v2 (packaged copy offline).
         corpus: a text file with one sentence per line; default ``$ST_DEBIAS_DATA/corpus/wiki_sentences.txt``.
-        output_dir: run folder: ``checkpoints/``, ``model/`` (best checkpoint, with model card), ``eval/``.
+        output_dir: run folder: ``checkpoints/``, ``model/`` (the best checkpoint, or the start model when none beat
+            it on STS-B dev; with model card), ``selection.json`` (the dev scores compared), ``eval/``.
         data_dir: data folder for evaluation (default ``$ST_DEBIAS_DATA``).
         resume_from_checkpoint: True (newest complete checkpoint in ``output_dir/checkpoints``) or a checkpoint
             path; the folder's ``run.json`` must name the same recipe, model, corpus and seed.
@@ -209,9 +216,16 @@ def train_recipe(
     loss, rows = build_loss(recipe, start_model, rows, guide=guide, show_progress_bar=show_progress_bar)
 
     dev_evaluator = sts_dev_evaluator(data_dir)
-    # The start model competes with the checkpoints: its dev score (at the training length, as theirs) and a
-    # CPU copy of its weights to restore if it wins.
-    start_candidate = _StartCandidate.score(start_model, dev_evaluator) if start_as_candidate and main_process else None
+    start_candidate = None
+    if start_as_candidate and main_process:
+        # The start model competes with the checkpoints: its dev score at the training length (as theirs) and a
+        # CPU copy of its weights to restore if it wins.
+        announce(
+            f"Scoring the start model on STS-B dev ({len(dev_evaluator.sentences1):,} pairs, up to "
+            f"{training.max_seq_length} tokens) as checkpoint 0 of the selection…",
+            show_progress_bar,
+        )
+        start_candidate = _StartCandidate.score(start_model, dev_evaluator)
     stop_on_signal = SaveAndStopOnSignal()
     trainer = SentenceTransformerTrainer(
         model=start_model,
@@ -247,33 +261,40 @@ def train_recipe(
         return TrainResult(output_dir, model_dir, None, None, None, data_report,
                            trainer.state.best_model_checkpoint, list(trainer.state.log_history))
     best_checkpoint = trainer.state.best_model_checkpoint
-    selection = {
-        "metric": BEST_METRIC, "best_checkpoint": best_checkpoint, "best_checkpoint_score": trainer.state.best_metric,
+    held_score = _held_dev_score(trainer.state)
+    selection: dict[str, Any] = {
+        "metric": BEST_METRIC,
+        "best_checkpoint": best_checkpoint,
+        "best_checkpoint_score": held_score if held_score is not None and math.isfinite(held_score) else None,
     }
     card = start_model.model_card_data
     card.add_tags(["st-debias", f"st-debias-recipe-{recipe.name}"])
     card.model_name = f"{start_label} fine-tuned with the st_debias '{recipe.name}' recipe (v{recipe.version})"
+    trained_label = f"{recipe.name} (trained)"
     if start_candidate is not None:
         selection["start_score"] = start_candidate.dev_score
-        if start_candidate.beats(trainer.state.best_metric):
+        if start_candidate.holds_against(held_score):
             start_candidate.restore(start_model)
             best_checkpoint = "start"
             card.model_name = (f"{start_label} (start weights kept: no '{recipe.name}' checkpoint beat them on "
                                "STS-B dev)")
-            message = (
-                f"No checkpoint beat the start model on STS-B dev (start {start_candidate.dev_score:.4f}, best "
-                f"checkpoint {trainer.state.best_metric:.4f} at {trainer.state.best_model_checkpoint}): the saved "
-                "model is the start model. Train fewer steps or at a lower --learning-rate."
+            card.set_best_model_step(0)
+            card.eval_results_dict[dev_evaluator] = start_candidate.metrics
+            trained_label = f"{recipe.name} (start weights kept)"
+            logger.warning(
+                "No checkpoint beat the start model on STS-B dev (start %.4f, best checkpoint %s at %s): the saved "
+                "model is the start model. Train fewer steps or at a lower --learning-rate.",
+                start_candidate.dev_score, "NaN" if selection["best_checkpoint_score"] is None
+                else f"{held_score:.4f}", trainer.state.best_model_checkpoint or "the last step",
             )
-            logger.warning(message)
-            announce(f"Warning: {message}", show_progress_bar)
     selection["kept"] = best_checkpoint
     _save_model(start_model, recipe, model_dir)
     atomic_write_json(output_dir / "data_report.json", data_report)
+    atomic_write_json(output_dir / "selection.json", selection)
 
     if evaluate:
         after = evaluate_or_reuse(
-            start_model, eval_tasks, data_dir, label=f"{recipe.name} (trained)", cache_dir=cache,
+            start_model, eval_tasks, data_dir, label=trained_label, cache_dir=cache,
             show_progress_bar=show_progress_bar, sts_tasks=sts_tasks,
         )
         after["recipe"] = recipe.to_dict()
@@ -295,28 +316,44 @@ def train_recipe(
     )
 
 
+def _held_dev_score(state: TrainerState) -> float | None:
+    """STS-B dev score of the weights the model holds after training: the best checkpoint's when it was loaded,
+    else (a resumed run whose best checkpoint is gone, or no score ever above -inf) the last one logged."""
+    if state.best_model_checkpoint is not None and state.best_metric is not None:
+        return float(state.best_metric)
+    logged = [entry[BEST_METRIC] for entry in state.log_history if BEST_METRIC in entry]
+    return float(logged[-1]) if logged else None
+
+
 @dataclass
 class _StartCandidate:
-    """The start model as checkpoint 0 of the best-checkpoint selection: its dev score and its weights."""
+    """The start model as checkpoint 0 of the best-checkpoint selection: its dev metrics and its weights."""
 
-    dev_score: float
-    state: dict[str, Any]
+    metrics: dict[str, float]
+    state: dict[str, torch.Tensor]
+
+    @property
+    def dev_score(self) -> float:
+        return float(self.metrics[BEST_METRIC.removeprefix("eval_")])
 
     @classmethod
-    def score(cls, model: Any, evaluator: Any) -> _StartCandidate:
-        scores = evaluator(model)
+    def score(cls, model: SentenceTransformer, evaluator: Callable[..., dict[str, float]]) -> _StartCandidate:
+        # epoch/steps 0: the model card's training log shows the start as step 0, not as -1.
+        metrics = evaluator(model, epoch=0, steps=0)
         key = BEST_METRIC.removeprefix("eval_")
-        if key not in scores:
-            raise KeyError(f"the STS-B dev evaluator returned {sorted(scores)}, not {key!r}")
+        if key not in metrics:
+            raise KeyError(f"the STS-B dev evaluator returned {sorted(metrics)}, not {key!r}")
         state = {name: tensor.detach().to("cpu", copy=True) for name, tensor in model.state_dict().items()}
-        return cls(float(scores[key]), state)
+        return cls(dict(metrics), state)
 
-    def beats(self, best_checkpoint_score: float | None) -> bool:
-        """True when the best checkpoint scored no higher than the start model (a tie keeps the unchanged model);
-        False when no checkpoint was scored, as nothing then says the training made the model worse."""
-        return best_checkpoint_score is not None and self.dev_score >= best_checkpoint_score
+    def holds_against(self, trained_score: float | None) -> bool:
+        """True when the trained weights scored no higher than the start model (a tie keeps the unchanged model,
+        a NaN score loses); False when nothing was scored, as nothing then says the training made it worse."""
+        if trained_score is None or not math.isfinite(self.dev_score):
+            return False
+        return not math.isfinite(trained_score) or self.dev_score >= trained_score
 
-    def restore(self, model: Any) -> None:
+    def restore(self, model: SentenceTransformer) -> None:
         model.load_state_dict(self.state)
 
 

@@ -30,6 +30,7 @@ def test_stages_are_timed_between_announcements() -> None:
         Line(
             6.0, "[st-debias] Building rows: (anchor, paraphrase, negation) rows from 5,760 corpus sentences…"
         ),
+        Line(26.0, "[st-debias] Scoring the start model on STS-B dev (1,500 pairs, up to 32 tokens) as checkpoint 0…"),
         Line(30.0, "[st-debias] Training: 30 steps of 64 rows…"),
         Line(
             200.0,
@@ -42,10 +43,11 @@ def test_stages_are_timed_between_announcements() -> None:
         "startup (imports, model load)",
         "evaluation before (start model)",
         "rows",
+        "start model on STS-B dev (selection)",
         "training",
         "evaluation after (trained model) + report",
     ]
-    assert [s["wall_s"] for s in found] == [5.0, 1.0, 24.0, 170.0, 95.0]
+    assert [s["wall_s"] for s in found] == [5.0, 1.0, 20.0, 4.0, 170.0, 95.0]
     assert sum(s["wall_s"] for s in found) == 295.0
 
 

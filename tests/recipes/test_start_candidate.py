@@ -3,6 +3,8 @@ STS-B dev saves the start model's weights, says so, and records the scores it co
 
 from __future__ import annotations
 
+import json
+import math
 from pathlib import Path
 
 import pytest
@@ -15,18 +17,24 @@ from st_debias.recipes import load_recipe, override, train_recipe
 
 
 class ScriptedDevEvaluator(SentenceEvaluator):
-    """Stands in for the STS-B dev evaluator: returns the given scores in order, one per call."""
+    """Stands in for the STS-B dev evaluator: returns the given scores in order, one per call, records the
+    sequence length it was called at and fills the model card as the real one does."""
 
     def __init__(self, scores: list[float]) -> None:
         super().__init__()
         self.scores = list(scores)
         self.calls = 0
+        self.lengths: list[int] = []
+        self.sentences1 = ["a"] * 3
         self.primary_metric = "sts-dev_spearman_cosine"
 
     def __call__(self, model, output_path=None, epoch: int = -1, steps: int = -1) -> dict[str, float]:
         score = self.scores[min(self.calls, len(self.scores) - 1)]
         self.calls += 1
-        return {"sts-dev_spearman_cosine": score}
+        self.lengths.append(model.max_seq_length)
+        metrics = {"sts-dev_spearman_cosine": score}
+        self.store_metrics_in_model_card_data(model, metrics, epoch, steps)
+        return metrics
 
 
 def _weights(model: SentenceTransformer) -> dict[str, torch.Tensor]:
@@ -36,7 +44,7 @@ def _weights(model: SentenceTransformer) -> dict[str, torch.Tensor]:
 def _train(tiny_bert_dir: Path, tmp_path: Path, monkeypatch, scores: list[float], **kwargs):
     evaluator = ScriptedDevEvaluator(scores)
     monkeypatch.setattr(st_debias.evaluation, "sts_dev_evaluator", lambda data_dir=None: evaluator)
-    # A learning rate this high moves every weight in 4 steps, so "kept the start" is visible in the weights.
+    # A learning rate this high moves the weights visibly in 4 steps, so "kept the start" shows in them.
     recipe = override(load_recipe("simcse"), steps=4, batch_size=8, eval_steps=2, max_seq_length=16,
                       learning_rate=1e-2)
     result = train_recipe(recipe, model=tiny_bert_dir, output_dir=tmp_path / "run", evaluate=False,
@@ -58,6 +66,7 @@ def test_start_model_is_kept_when_no_checkpoint_beats_it(
 ) -> None:
     result, evaluator = _train(tiny_bert_dir, tmp_path, monkeypatch, scores=[0.80, 0.50, 0.60])
     assert evaluator.calls == 3, "the start model and the two checkpoints (steps 2 and 4) are scored"
+    assert evaluator.lengths == [16, 16, 16], "the start is scored at the training length, as the checkpoints"
     assert result.best_checkpoint == "start"
     assert result.selection == {
         "metric": "eval_sts-dev_spearman_cosine",
@@ -68,7 +77,25 @@ def test_start_model_is_kept_when_no_checkpoint_beats_it(
     }
     assert _same(_weights(SentenceTransformer(str(result.model_dir))), start_weights)
     assert "No checkpoint beat the start model on STS-B dev (start 0.8000, best checkpoint 0.6000" in caplog.text
-    assert "start weights kept" in (result.model_dir / "README.md").read_text()
+    assert caplog.text.count("No checkpoint beat the start model") == 1
+    card = (result.model_dir / "README.md").read_text()
+    assert "start weights kept" in card
+    assert "| **0** | **0** |" in card, "the card's training log bolds step 0, the weights saved"
+    assert json.loads((tmp_path / "run" / "selection.json").read_text()) == result.selection
+
+
+@pytest.mark.parametrize(
+    ("scores", "held"),
+    [([0.5, 0.5, 0.5], 0.5), ([0.8, math.nan, math.nan], None)],
+    ids=["tie", "nan"],
+)
+def test_a_tie_or_a_nan_keeps_the_start_model(
+    tiny_bert_dir: Path, tmp_path: Path, monkeypatch, start_weights, scores: list[float], held: float | None
+) -> None:
+    result, _ = _train(tiny_bert_dir, tmp_path, monkeypatch, scores=scores)
+    assert result.best_checkpoint == "start"
+    assert result.selection["best_checkpoint_score"] == held
+    assert _same(_weights(SentenceTransformer(str(result.model_dir))), start_weights)
 
 
 def test_a_checkpoint_that_beats_the_start_model_is_kept(
@@ -104,3 +131,16 @@ def test_cli_says_the_start_model_was_saved(tiny_bert_dir: Path, tmp_path: Path,
     assert "(the start model's weights: no checkpoint beat its STS-B dev score 0.9000; the best reached 0.1000)" in (
         capsys.readouterr().out
     )
+
+
+def test_the_trained_score_is_that_of_the_weights_held() -> None:
+    """A resumed run whose best checkpoint was deleted holds the last weights: compare the start with their score."""
+    from transformers import TrainerState
+
+    from st_debias.recipes.train import BEST_METRIC, _held_dev_score
+
+    history = [{BEST_METRIC: 0.7}, {"loss": 1.0}, {BEST_METRIC: 0.5}]
+    assert _held_dev_score(TrainerState(best_model_checkpoint="run/checkpoint-2", best_metric=0.7,
+                                        log_history=history)) == 0.7
+    assert _held_dev_score(TrainerState(best_model_checkpoint=None, best_metric=0.7, log_history=history)) == 0.5
+    assert _held_dev_score(TrainerState(log_history=[{"loss": 1.0}])) is None
