@@ -9,6 +9,7 @@ process under DDP.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from pathlib import Path
@@ -75,8 +76,17 @@ def _worker(rank: int, store: str, out_dir: str, rows_per_rank: tuple[int, ...])
             results[name] = (value.detach(), [m.grad for m in mine])
         results["recall"] = _recall_under_ddp()
         torch.save(results, os.path.join(out_dir, f"rank{rank}.pt"))
-    finally:
+        # Neither rank tears gloo down while the other still talks to it.
+        dist.barrier()
+    except BaseException:
         dist.destroy_process_group()
+        raise
+    dist.destroy_process_group()
+    # Skip interpreter finalization: gloo's C++ threads destroyed there can abort the process
+    # ("terminate called without an active exception", seen on CI) after the results are written.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def _recall_under_ddp() -> torch.Tensor:
@@ -93,7 +103,11 @@ def _recall_under_ddp() -> torch.Tensor:
     # Each rank's loss = its (zero) data term through the DDP module + the recall term.
     data_term = ddp(torch.zeros(1, 3, dtype=torch.float64)).sum() * 0
     (data_term + regularizer.recall()).backward()
-    return linear.weight.grad.clone()
+    gradient = linear.weight.grad.clone()
+    # DDP's reducer holds the process group; free it now, not at interpreter exit.
+    del ddp
+    gc.collect()
+    return gradient
 
 
 @pytest.mark.timeout(300)
