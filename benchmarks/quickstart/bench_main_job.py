@@ -211,6 +211,18 @@ def markdown(record: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def repo_relative(value: Any) -> Any:
+    """``value`` with every path under this checkout written relative to it, so a result file names no
+    folder of the machine that produced it (the job runs in a temporary folder and prints absolute paths)."""
+    if isinstance(value, str):
+        return value.replace(f"{REPO}{os.sep}", "")
+    if isinstance(value, list):
+        return [repo_relative(item) for item in value]
+    if isinstance(value, dict):
+        return {key: repo_relative(item) for key, item in value.items()}
+    return value
+
+
 def write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, partial = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
@@ -289,6 +301,7 @@ def main(argv: list[str] | None = None) -> int:
             for entry in scores or []
         ],
     }
+    record = repo_relative(record)
     results = Path(args.results_dir)
     write_atomic(results / f"{args.name}.json", json.dumps(record, indent=2, ensure_ascii=False) + "\n")
     write_atomic(results / f"{args.name}.md", markdown(record))

@@ -30,7 +30,10 @@ def test_stages_are_timed_between_announcements() -> None:
         Line(
             6.0, "[st-debias] Building rows: (anchor, paraphrase, negation) rows from 5,760 corpus sentences…"
         ),
-        Line(26.0, "[st-debias] Scoring the start model on STS-B dev (1,500 pairs, up to 32 tokens) as checkpoint 0…"),
+        Line(
+            26.0,
+            "[st-debias] Scoring the start model on STS-B dev (1,500 pairs, up to 32 tokens) as checkpoint 0…",
+        ),
         Line(30.0, "[st-debias] Training: 30 steps of 64 rows…"),
         Line(
             200.0,
@@ -87,3 +90,21 @@ def test_dry_run_prints_the_readme_command_and_runs_nothing(tmp_path: Path, caps
     # The benchmark times the README's own command: the two must not drift apart.
     assert f"st-debias {bench.README_ARGS}" in (REPO / "README.md").read_text(encoding="utf-8")
     assert not any(tmp_path.iterdir())
+
+
+def test_result_files_name_paths_in_this_checkout_relative_to_it() -> None:
+    bench = _bench()
+    shipped = f"{bench.REPO}/st_debias/evaluation/packaged/all-MiniLM-L6-v2.json"
+    record = {
+        "output_tail": [f"Reusing …: {shipped} (same weights)"],
+        "summary": [{"reused_from": {"path": shipped}}],
+        "wall_s": 1.5,
+    }
+    portable = bench.repo_relative(record)
+    assert portable["output_tail"] == [
+        "Reusing …: st_debias/evaluation/packaged/all-MiniLM-L6-v2.json (same weights)"
+    ]
+    assert (
+        portable["summary"][0]["reused_from"]["path"] == "st_debias/evaluation/packaged/all-MiniLM-L6-v2.json"
+    )
+    assert portable["wall_s"] == 1.5 and str(bench.REPO) not in str(portable)
