@@ -58,6 +58,7 @@ def run_one(recipe_name: str, seed: int, args: argparse.Namespace) -> Path:
             "sts_tasks": args.sts_tasks,
             "wall_s": wall_s,
             "best_checkpoint": result.best_checkpoint,
+            "start_as_candidate": args.start_as_candidate,
             "selection": result.selection,
             "before": result.before,
             "after": result.after,
@@ -82,6 +83,7 @@ def run_one(recipe_name: str, seed: int, args: argparse.Namespace) -> Path:
         reuse_stale=args.reuse_stale,
         tag="compare",
         sts_tasks=args.sts_tasks,
+        start_as_candidate=args.start_as_candidate,
     )
 
 
@@ -246,6 +248,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--sts-tasks", nargs="+", default=None, metavar="SET",
         help="score only these STS test sets (e.g. STSBenchmark for a large model on a CPU); default the STS-7",
+    )
+    parser.add_argument(
+        "--no-start-as-candidate", dest="start_as_candidate", action="store_false",
+        help="select among the trained checkpoints only, even when the start model scores higher on STS-B dev "
+        "(to compare with runs made before the start model was a candidate)",
     )
     parser.add_argument("--work-dir", default="outputs/compare")
     parser.add_argument("--results-dir", default=None, help="where the JSON, table and plot go (default results/compare)")
