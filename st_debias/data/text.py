@@ -1,4 +1,4 @@
-"""Word-level text metrics shared by builders and evaluation: tokenisation, MER, lexical overlap."""
+"""Word-level text helpers shared by builders and evaluation: tokenisation, integers, MER, lexical overlap."""
 
 from __future__ import annotations
 
@@ -13,6 +13,12 @@ _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 def words(text: str, lowercase: bool = True) -> list[str]:
     """Words of ``text`` with punctuation removed (straight or curly apostrophes inside words kept), lower-cased by default."""
     return _WORD.findall(text.lower() if lowercase else text)
+
+
+def is_ascii_integer(text: str) -> bool:
+    """Whether ``text`` is written in the digits 0–9 only, so that ``int(text)`` reads it. ``str.isdigit``
+    is not enough: it accepts superscripts ("10¹²", Wikipedia line 95,150), which ``int`` rejects."""
+    return text.isascii() and text.isdigit()
 
 
 def match_error_rate(reference: str | list[str], hypothesis: str | list[str]) -> float:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from st_debias.data.text import lexical_overlap, match_error_rate
+from st_debias.data.text import is_ascii_integer, lexical_overlap, match_error_rate
 
 
 @pytest.mark.parametrize(
@@ -28,3 +28,13 @@ def test_match_error_rate_hand_computed(reference: str, hypothesis: str, expecte
 def test_lexical_overlap_hand_computed() -> None:
     # shared words {the, cat, sat} = 3 over the longer sentence (5 words)
     assert lexical_overlap("The cat sat.", "the cat sat down quietly") == pytest.approx(3 / 5)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("1921", True), ("7", True), ("10¹²", False), ("²", False), ("1,000", False), ("", False), ("١٩", False)],
+)
+def test_is_ascii_integer_accepts_what_int_reads_in_ascii_digits(text: str, expected: bool) -> None:
+    assert is_ascii_integer(text) is expected
+    if expected:
+        int(text)

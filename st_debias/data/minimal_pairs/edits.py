@@ -29,6 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from st_debias.data.text import is_ascii_integer
+
 # Function words and very general nouns whose WordNet siblings are not a meaningful contrast.
 _GENERIC_NOUNS = frozenset(
     """thing things one ones part parts way ways time times year years people person man men woman women
@@ -148,7 +150,7 @@ def number(doc, rng: np.random.Generator) -> str | Declined:
     value of the same order of magnitude (never equal, never zero)."""
     candidates = [
         t for t in doc
-        if t.tag_ == "CD" and t.text.replace(",", "").isdigit() and not t.text.startswith("0")
+        if t.tag_ == "CD" and is_ascii_integer(t.text.replace(",", "")) and not t.text.startswith("0")
     ]
     if not candidates:
         return Declined("no_number")

@@ -80,6 +80,13 @@ def test_number_changes_exactly_one_number(negator, wiki):
     assert changed >= 30
 
 
+def test_number_skips_a_superscript_power(negator):
+    """Wikipedia line 95,150: only the ASCII "7" can change; "10¹²" passes ``str.isdigit`` but not ``int``."""
+    text = "It has been estimated that a large specimen of this fungus when mature will produce around 7 × 10¹² spores."
+    out = number(_parse(negator, text), _rng())
+    assert out != text and out.replace(re.search(r"around (\d+)", out).group(1), "7", 1) == text
+
+
 def test_number_moves_a_year_by_at_most_nine_years(negator):
     out = number(_parse(negator, "The bridge opened in 1921."), _rng())
     year = int(words(out)[-1])

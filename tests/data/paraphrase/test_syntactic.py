@@ -306,6 +306,13 @@ def test_transform_declines(make, transform, sentence, reason):
     assert declines(make, transform, sentence) == reason
 
 
+def test_number_word_leaves_a_superscript_power_alone(make):
+    """Wikipedia line 95,150: "10¹²" passes ``str.isdigit`` but not ``int``; it once crashed the whole build."""
+    sentence = "It has been estimated that a large specimen of this fungus when mature will produce around 7 × 10¹² spores."
+    for text in outputs(make, "number_word", sentence):
+        assert "10¹²" in text
+
+
 def test_question_declines_everything(make):
     """Questions get no candidate at all and are counted as such."""
     gen = make()

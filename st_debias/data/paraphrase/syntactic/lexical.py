@@ -25,6 +25,7 @@ from st_debias.data.paraphrase.syntactic.parsed import (
     plain_word,
     word_edit,
 )
+from st_debias.data.text import is_ascii_integer
 
 _SYN_TAGS = {
     "NN": "NOUN",
@@ -240,7 +241,7 @@ def number_word(p: Parsed) -> list[Edit] | str:
             continue
         if t.head.lower_ in MONTHS or not p.spaces[t.i]:
             continue
-        if t.text.isdigit() and 2 <= int(t.text) <= 20:
+        if is_ascii_integer(t.text) and 2 <= int(t.text) <= 20:
             new = _NUMBER_WORDS[int(t.text)]
         elif t.lower_ in _NUMBER_VALUE and 2 <= _NUMBER_VALUE[t.lower_] <= 20:
             new = str(_NUMBER_VALUE[t.lower_])
