@@ -146,27 +146,22 @@ def test_compare_table_labels_a_limited_evaluation_and_splits_bias_per_dataset(m
     assert summary["recipes"]["simcse"]["word-order cosine"]["mean"] == pytest.approx(0.89)
 
 
-def test_compare_passes_the_sts_sets_to_training(monkeypatch, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        ([], {"sts_tasks": None, "start_as_candidate": True}),  # the defaults, as in `st-debias train`
+        (["--sts-tasks", "STSBenchmark"], {"sts_tasks": ["STSBenchmark"], "start_as_candidate": True}),
+        (["--no-start-as-candidate"], {"sts_tasks": None, "start_as_candidate": False}),
+    ],
+)
+def test_compare_passes_its_options_to_training(monkeypatch, tmp_path: Path, flags, expected) -> None:
     module = _load("compare")
     calls = []
     monkeypatch.setattr(module, "train_and_record", lambda target, recipe, **kw: calls.append(kw) or target)
     monkeypatch.setattr(module, "write_table", lambda: tmp_path / "table.md")
     (tmp_path / "table.md").write_text("table")
-    module.main(["--recipes", "simcse", "--seeds", "1", "--steps", "2", "--sts-tasks", "STSBenchmark",
-                 "--results-dir", str(tmp_path)])
-    assert calls[0]["sts_tasks"] == ["STSBenchmark"]
-    assert calls[0]["start_as_candidate"] is True  # the default, as in `st-debias train`
-
-
-def test_compare_can_leave_the_start_model_out_of_selection(monkeypatch, tmp_path: Path) -> None:
-    module = _load("compare")
-    calls = []
-    monkeypatch.setattr(module, "train_and_record", lambda target, recipe, **kw: calls.append(kw) or target)
-    monkeypatch.setattr(module, "write_table", lambda: tmp_path / "table.md")
-    (tmp_path / "table.md").write_text("table")
-    module.main(["--recipes", "simcse", "--seeds", "1", "--steps", "2", "--no-start-as-candidate",
-                 "--results-dir", str(tmp_path)])
-    assert calls[0]["start_as_candidate"] is False
+    module.main(["--recipes", "simcse", "--seeds", "1", "--steps", "2", *flags, "--results-dir", str(tmp_path)])
+    assert {key: calls[0][key] for key in expected} == expected
 
 
 def test_compare_table_of_full_evaluations_keeps_the_sts7_label_and_reads_old_files(monkeypatch, tmp_path: Path) -> None:
