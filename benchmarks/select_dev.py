@@ -107,10 +107,11 @@ def run_one(path: str, seed: int, args: argparse.Namespace) -> Path:
 
 def score_model(folder: str) -> Path:
     """Dev scores of a model saved by ``train_recipe`` (its ``st_debias_recipe.yaml`` names recipe and seed)."""
-    import yaml
     from sentence_transformers import SentenceTransformer
 
-    recipe = yaml.safe_load((Path(folder) / "st_debias_recipe.yaml").read_text())
+    from st_debias.recipes.config import read_recipe_yaml
+
+    recipe = read_recipe_yaml((Path(folder) / "st_debias_recipe.yaml").read_text(encoding="utf-8"))
     seed = recipe["training"]["seed"]
     target = RESULTS / f"{recipe['name']}-seed{seed}.json"
     entry = {

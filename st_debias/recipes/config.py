@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
+import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -77,6 +78,22 @@ class Recipe:
         return dataclasses.asdict(self)
 
 
+class _RecipeYamlLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, reading ``3e-5`` as a float (YAML 1.2) rather than as a string (YAML 1.1)."""
+
+
+_RecipeYamlLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)[eE][-+]?\d+$"),
+    list("-+0123456789."),
+)
+
+
+def read_recipe_yaml(text: str) -> Any:
+    """Parse recipe YAML; exponent floats without a dot (``learning_rate: 1e-5``) are numbers, not strings."""
+    return yaml.load(text, Loader=_RecipeYamlLoader)  # noqa: S506 - a SafeLoader subclass
+
+
 def recipe_dir() -> Path:
     return Path(str(resources.files("st_debias.recipes") / "configs"))
 
@@ -84,7 +101,7 @@ def recipe_dir() -> Path:
 def recipe_summary(name: str) -> tuple[int, str]:
     """``(version, description)`` of a packaged recipe, read without validating it (listing stays light:
     validation imports the loss classes, and with them torch)."""
-    raw = yaml.safe_load((recipe_dir() / f"{name}.yaml").read_text(encoding="utf-8")) or {}
+    raw = read_recipe_yaml((recipe_dir() / f"{name}.yaml").read_text(encoding="utf-8")) or {}
     return int(raw.get("version", 0)), str(raw.get("description", ""))
 
 
@@ -207,7 +224,7 @@ def load_recipe(name_or_path: str | Path) -> Recipe:
     if not path.is_file():
         raise ValueError(f"Unknown recipe {str(name_or_path)!r}: choose one of {available_recipes()} or pass a YAML file path.")
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        raw = read_recipe_yaml(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as error:
         raise ValueError(f"Recipe {path}: not valid YAML: {error}") from error
     if not isinstance(raw, dict):

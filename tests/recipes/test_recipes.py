@@ -156,3 +156,20 @@ def test_one_loss_registry() -> None:
     assert LOSS_NAMES == tuple(LOSSES)
     for name in LOSS_NAMES:
         assert loss_class(name).__name__ == name
+
+
+def test_exponent_numbers_without_a_dot_are_numbers(tmp_path: Path) -> None:
+    """Failure mode: PyYAML (YAML 1.1) reads ``1e-5`` as the string '1e-5', so a recipe written like the defaults
+    (``learning_rate: 3e-5``, ``margin_weight: 3e-3``) was refused as "not a number"."""
+    import yaml
+
+    path = tmp_path / "exp.yaml"
+    path.write_text(
+        "name: exp\nversion: 1\nloss: {name: MarginNegationLoss, params: {margin_weight: 3e-3, alpha: 1E-1}}\n"
+        "training: {learning_rate: 1e-5}\ndescription: e5\n"
+    )
+    recipe = load_recipe(path)
+    assert recipe.training.learning_rate == 1e-5
+    assert recipe.loss.params == {"margin_weight": 3e-3, "alpha": 0.1}
+    assert recipe.description == "e5"  # a word that only looks like an exponent stays text
+    assert yaml.safe_load("x: 1e-5") == {"x": "1e-5"}  # PyYAML's own loader is left as it was
