@@ -159,7 +159,15 @@ def write_table() -> Path:
     for variant, entries in runs.items():
         means = {k: statistics.fmean(e["scores"].get(k, float("nan")) for e in entries) for k in keys}
         recipe = entries[0]["recipe"]
-        what = f"{recipe['loss']['name']} {recipe['loss'].get('params', {})} recall {recipe['loss'].get('recall_gamma')}; {recipe['data']['options']}"
+        loss = recipe["loss"]
+        what = f"{loss['name']} {loss.get('params', {})} recall {loss.get('recall_gamma')}"
+        if loss.get("preservation_weight") is not None:
+            dropout = ", anchors without dropout" if loss.get("preservation_without_dropout") else ""
+            what += f" preservation {loss['preservation_weight']}{dropout}"
+        what += f"; {recipe['data']['options']}"
+        kept_start = sum((e.get("selection") or {}).get("kept") == "start" for e in entries)
+        if kept_start:
+            what += f" (no checkpoint beat the start model on STS-B dev in {kept_start} of {len(entries)} seeds: start kept)"
         lines.append(f"| {variant} | {len(entries)} | " + " | ".join(_fmt(means[k], k) for k in keys) + f" | {what} |")
     out = RESULTS / "select.md"
     out.write_text("\n".join(lines) + "\n")

@@ -27,6 +27,7 @@ class SimilarityPreservation(nn.Module):
         weight: float = 1.0,
         reference: SentenceTransformer | None = None,
         return_parts: bool = False,
+        without_dropout: bool = False,
     ) -> None:
         r"""Wrap an st_debias loss and add a penalty on how far the in-batch similarities of the anchors drift
         from a frozen reference model (by default a copy of ``model`` taken now, i.e. the start model):
@@ -50,6 +51,13 @@ class SimilarityPreservation(nn.Module):
 
         Cost: one extra forward pass of the anchor column through the reference, without gradients.
 
+        Dropout: the reference embeds in eval mode, while the trained model embeds with dropout on. By default
+        the term compares those noisy anchors with the noise-free reference, so it is not zero at the start
+        weights: it has a floor set by dropout, and part of its gradient fights that noise rather than drift. ``without_dropout=True`` embeds the anchors a second time with dropout off, with
+        gradients, and compares those: the term is then exactly zero at the start weights and measures drift
+        only, for one more forward and backward pass of the anchor column. The wrapped loss still sees the
+        dropout embeddings.
+
         Args:
             model: the SentenceTransformer being trained (the default reference is a frozen copy of it).
             loss: an st_debias loss (it must embed through ``loss.embed``, as every st_debias loss does).
@@ -57,6 +65,7 @@ class SimilarityPreservation(nn.Module):
             reference: a frozen model to compare with (default: a copy of ``model`` at construction). It is
                 held outside the module tree, so it is neither trained nor saved with the model.
             return_parts: return the named parts instead of their sum (for the trainer's per-part logging).
+            without_dropout: compare anchors embedded with dropout off (needs ``model``; see Dropout above).
 
         References:
             - Li and Hoiem, "Learning without Forgetting", ECCV 2016 (output-space preservation).
@@ -85,6 +94,9 @@ class SimilarityPreservation(nn.Module):
         self.loss = loss
         self.weight = float(weight)
         self.return_parts = return_parts
+        if without_dropout and model is None:
+            raise ValueError("SimilarityPreservation: without_dropout=True re-embeds the anchors, so it needs model.")
+        self.without_dropout = without_dropout
         if reference is None:
             if model is None:
                 raise ValueError("SimilarityPreservation: pass model (its frozen copy is the reference) or reference=.")
@@ -131,7 +143,19 @@ class SimilarityPreservation(nn.Module):
             output = self.loss(features, labels)
         finally:
             del self.loss.embed
-        return self._with_preservation(output, captured[0][0], self.reference_embeddings(anchor_inputs))
+        anchors = captured[0][0]
+        if self.without_dropout and self.model.training:
+            anchors = self.anchors_without_dropout(anchor_inputs)[..., : anchors.size(-1)]
+        return self._with_preservation(output, anchors, self.reference_embeddings(anchor_inputs))
+
+    def anchors_without_dropout(self, features: dict[str, Tensor]) -> Tensor:
+        """The trained model's anchor embeddings with dropout off, with gradients; its mode is restored after."""
+        inputs = {k: v for k, v in features.items() if k in _INPUT_KEYS}
+        self.model.eval()
+        try:
+            return self.model(inputs)["sentence_embedding"]
+        finally:
+            self.model.train()
 
     def compute_loss_from_embeddings(
         self, embeddings: list[Tensor], labels: Tensor | None = None, reference: Tensor | None = None
@@ -143,7 +167,12 @@ class SimilarityPreservation(nn.Module):
 
     def get_config_dict(self) -> dict[str, Any]:
         inner = self.loss.get_config_dict() if hasattr(self.loss, "get_config_dict") else {}
-        return {"weight": self.weight, "loss": f"st_debias.losses.{type(self.loss).__name__}", **{f"loss.{k}": v for k, v in inner.items()}}
+        return {
+            "weight": self.weight,
+            "without_dropout": self.without_dropout,
+            "loss": f"st_debias.losses.{type(self.loss).__name__}",
+            **{f"loss.{k}": v for k, v in inner.items()},
+        }
 
     @property
     def citation(self) -> str:

@@ -63,6 +63,7 @@ class LossConfig:
     guide_mode: str = "precomputed"  # or "live"
     recall_gamma: float | None = None
     preservation_weight: float | None = None  # SimilarityPreservation around the loss (before recall)
+    preservation_without_dropout: bool = False  # SimilarityPreservation(without_dropout=...)
 
 
 @dataclass
@@ -204,6 +205,13 @@ def _check_loss(loss: LossConfig, where: str) -> None:
             raise ValueError(f"Recipe {where}: loss.guide is read by InstanceWeightedMNRL only, not {loss.name}.")
         if not isinstance(loss.guide, str) or not loss.guide:
             raise ValueError(f"Recipe {where}: loss.guide must be 'start' or a model name/path, got {loss.guide!r}.")
+    if not isinstance(loss.preservation_without_dropout, bool):
+        raise ValueError(
+            f"Recipe {where}: loss.preservation_without_dropout must be true or false, "
+            f"got {loss.preservation_without_dropout!r}."
+        )
+    if loss.preservation_without_dropout and loss.preservation_weight is None:
+        raise ValueError(f"Recipe {where}: loss.preservation_without_dropout needs loss.preservation_weight.")
     for field_name in ("recall_gamma", "preservation_weight"):
         value = getattr(loss, field_name)
         if value is not None and (

@@ -103,7 +103,13 @@ def build_loss(
             params.setdefault("return_parts", True)  # the trainer logs l_c and l_m separately
         loss = loss_class(spec.name)(model, **params)
     if spec.preservation_weight is not None:
-        loss = SimilarityPreservation(model, loss, weight=spec.preservation_weight, return_parts=True)
+        loss = SimilarityPreservation(
+            model,
+            loss,
+            weight=spec.preservation_weight,
+            return_parts=True,
+            without_dropout=spec.preservation_without_dropout,
+        )
     if spec.recall_gamma is not None:
         loss = RecallRegularizer(model, loss, gamma=spec.recall_gamma, return_parts=True)
     return loss, rows

@@ -95,3 +95,69 @@ def test_default_output_is_one_tensor_for_st_wrappers(tiny_model):
     value = MatryoshkaLoss(tiny_model, loss, matryoshka_dims=[128, 64])(features, None)
     assert value.dim() == 0 and torch.isfinite(value)
     value.backward()
+
+
+def _anchor_batch(model):
+    sentences = ["the cat sat on the mat", "stocks fell sharply today", "a man plays a guitar", "rain is expected"]
+    return [model.tokenize(sentences) for _ in range(3)]
+
+
+@pytest.mark.parametrize("without_dropout", [False, True])
+def test_without_dropout_is_zero_at_the_start_weights_and_the_default_is_not(tiny_model, without_dropout):
+    """Failure mode: with dropout on, the anchors never match the eval-mode reference, so the term had a
+    noise floor at the start weights and part of its gradient fought dropout instead of drift."""
+    tiny_model.train()
+    loss = SimilarityPreservation(
+        tiny_model, MarginNegationLoss(tiny_model, margin_weight=1.0, return_parts=True), weight=1.0,
+        return_parts=True, without_dropout=without_dropout,
+    )
+    preservation = loss(_anchor_batch(tiny_model))["preservation"].item()
+    if without_dropout:
+        assert preservation == pytest.approx(0.0, abs=1e-10)
+    else:
+        assert preservation > 1e-5
+    assert tiny_model.training  # the mode is restored for the trainer
+
+
+def test_without_dropout_drift_has_gradients_and_matches_the_eval_mode_formula(tiny_model):
+    tiny_model.train()
+    loss = SimilarityPreservation(
+        tiny_model, MarginNegationLoss(tiny_model, margin_weight=1.0, return_parts=True), weight=3.0,
+        return_parts=True, without_dropout=True,
+    )
+    with torch.no_grad():  # move the trained model away from its frozen reference
+        for parameter in tiny_model.parameters():
+            parameter.add_(0.05 * torch.randn_like(parameter))
+    features = _anchor_batch(tiny_model)
+    preservation = loss(features)["preservation"]
+    preservation.backward()
+    assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in tiny_model.parameters())
+    tiny_model.eval()
+    with torch.no_grad():
+        anchors = tiny_model(dict(_anchor_batch(tiny_model)[0]))["sentence_embedding"]
+        reference = loss.reference_embeddings(dict(_anchor_batch(tiny_model)[0]))
+    expected = 3.0 * core.similarity_drift(anchors, reference).item()
+    assert expected > 1e-6
+    assert preservation.item() == pytest.approx(expected, rel=1e-5)
+
+
+def test_without_dropout_needs_the_model_and_is_in_the_config(tiny_model):
+    inner = MarginNegationLoss(None, margin_weight=1.0)
+    with pytest.raises(ValueError, match="without_dropout=True re-embeds the anchors"):
+        SimilarityPreservation(None, inner, reference=torch.nn.Identity(), without_dropout=True)
+    loss = SimilarityPreservation(tiny_model, MarginNegationLoss(tiny_model), without_dropout=True)
+    assert loss.get_config_dict()["without_dropout"] is True
+
+
+def test_recipe_field_sets_without_dropout(tiny_model, tmp_path):
+    from st_debias.recipes.config import load_recipe
+    from st_debias.recipes.losses import build_loss
+
+    path = tmp_path / "preserve.yaml"
+    path.write_text(
+        "name: preserve\nversion: 1\ndata: {kind: simcse}\n"
+        "loss: {name: MarginNegationLoss, preservation_weight: 5, preservation_without_dropout: true}\n"
+    )
+    rows = Dataset.from_dict({"anchor": ["a"], "positive": ["a"], "negative": ["not a"]})
+    loss, _ = build_loss(load_recipe(path), tiny_model, rows, show_progress_bar=False)
+    assert isinstance(loss, SimilarityPreservation) and loss.without_dropout and loss.weight == 5.0
