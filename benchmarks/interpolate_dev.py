@@ -12,8 +12,8 @@ pairs):
 
 Usage (what produced ``results/select/interpolation/``):
 
-    python benchmarks/interpolate_dev.py st-debias --steps 200 --eval-steps 25 --seed 42 \
-        --weights 0.25 0.4 0.5 0.6 0.75
+    python benchmarks/interpolate_dev.py benchmarks/configs/select/v4-mp-swap-m10-lam3e3.yaml \
+        --steps 200 --eval-steps 50 --seed 42 --weights 0.5
 
 Writes ``results/select/interpolation/<recipe>-seed<seed>.json`` (stamped) and a PNG of the trade-off:
 STS-B dev against each bias axis, the interpolation path beside the checkpoints and the start model.
@@ -65,8 +65,7 @@ def score_run(run_dir: Path, weights: list[float]) -> list[dict]:
     checkpoints = sorted((run_dir / "checkpoints").glob("checkpoint-*"), key=checkpoint_step)
     if not checkpoints:
         raise SystemExit(f"[interpolate] error: no checkpoint in {run_dir / 'checkpoints'}")
-    model = load_start_model(None)
-    inference_length = model.max_seq_length
+    model = load_start_model(None)  # scored at its own max_seq_length, like the saved models
     start = {name: tensor.detach().clone() for name, tensor in model.state_dict().items()}
     last = checkpoints[-1]
     points = []
@@ -75,7 +74,6 @@ def score_run(run_dir: Path, weights: list[float]) -> list[dict]:
         announce(f"Scoring {folder.name} at w = {weight} on the dev axes…", True)
         trained = SentenceTransformer(str(folder), device="cpu").state_dict()
         model.load_state_dict(interpolated_state(start, trained, weight))
-        model.max_seq_length = inference_length  # scored like the saved models: the model's own length
         scores = dev_scores(model)
         points.append({"checkpoint": checkpoint_step(folder), "weight": weight, "scores": scores})
         print(f"[interpolate] step {points[-1]['checkpoint']} w {weight}: dev {scores['dev']:.2f}, "

@@ -19,6 +19,11 @@ if TYPE_CHECKING:
 _INPUT_KEYS = ("input_ids", "attention_mask", "token_type_ids")
 
 
+def _model_inputs(features: dict[str, Tensor], device: torch.device | None = None) -> dict[str, Tensor]:
+    """The tokeniser's tensors of one column, without what a forward pass wrote into the dict."""
+    return {k: v if device is None else v.to(device) for k, v in features.items() if k in _INPUT_KEYS}
+
+
 class SimilarityPreservation(nn.Module):
     def __init__(
         self,
@@ -53,10 +58,11 @@ class SimilarityPreservation(nn.Module):
 
         Dropout: the reference embeds in eval mode, while the trained model embeds with dropout on. By default
         the term compares those noisy anchors with the noise-free reference, so it is not zero at the start
-        weights: it has a floor set by dropout, and part of its gradient fights that noise rather than drift. ``without_dropout=True`` embeds the anchors a second time with dropout off, with
-        gradients, and compares those: the term is then exactly zero at the start weights and measures drift
-        only, for one more forward and backward pass of the anchor column. The wrapped loss still sees the
-        dropout embeddings.
+        weights: it has a floor set by dropout, and part of its gradient fights that noise rather than drift.
+        ``without_dropout=True`` embeds the anchors a second time with dropout off, with gradients, and
+        compares those: the term is then exactly zero at the start weights and measures drift only, for one
+        more forward and backward pass of the anchor column. The wrapped loss still sees the dropout
+        embeddings.
 
         Args:
             model: the SentenceTransformer being trained (the default reference is a frozen copy of it).
@@ -114,9 +120,8 @@ class SimilarityPreservation(nn.Module):
         """The reference model's sentence embeddings for one tokenised column, without gradients."""
         reference = self.reference
         device = next(reference.parameters()).device
-        inputs = {k: v.to(device) for k, v in features.items() if k in _INPUT_KEYS}
         with torch.no_grad():
-            return reference(inputs)["sentence_embedding"]
+            return reference(_model_inputs(features, device))["sentence_embedding"]
 
     def _with_preservation(self, output: LossOutput, anchors: Tensor, reference: Tensor) -> LossOutput:
         parts = dict(output) if isinstance(output, dict) else {type(self.loss).__name__: output}
@@ -150,10 +155,9 @@ class SimilarityPreservation(nn.Module):
 
     def anchors_without_dropout(self, features: dict[str, Tensor]) -> Tensor:
         """The trained model's anchor embeddings with dropout off, with gradients; its mode is restored after."""
-        inputs = {k: v for k, v in features.items() if k in _INPUT_KEYS}
         self.model.eval()
         try:
-            return self.model(inputs)["sentence_embedding"]
+            return self.model(_model_inputs(features))["sentence_embedding"]
         finally:
             self.model.train()
 
