@@ -4,8 +4,8 @@ Usage (CPU, this machine; results land in benchmarks/results/compare/):
 
     python benchmarks/compare.py --recipes simcse focal dclr debcse osscse st-debias --steps 100 --seeds 42
 
-Each (recipe, seed) writes ``<recipe>-seed<seed>.json`` (the after-training results entry plus the training
-log) stamped with the commit, package and builder versions (``st_debias.provenance``). An existing file
+Each (recipe, seed) writes ``<recipe>-seed<seed>.json`` (the after-training results entry, with the SentEval
+transfer tasks of the trained and the start model unless ``--transfer none``, plus the training log) stamped with the commit, package and builder versions (``st_debias.provenance``). An existing file
 is reused only when its stamp matches the current code; otherwise the run is repeated (``--reuse-stale``
 keeps it anyway). ``--table`` only rebuilds
 ``compare.md`` and ``compare.png`` from the files present.
@@ -33,6 +33,8 @@ from st_debias.evaluation.report import CONT_OPPN_PARTS, cont_oppn_part, eligibl
 from st_debias.provenance import write_stamped_json  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "compare"
+TRANSFER = "transfer avg"
+TRANSFER_SELECTION = "transfer dev/CV avg"
 
 
 def run_one(recipe_name: str, seed: int, args: argparse.Namespace) -> Path:
@@ -51,11 +53,15 @@ def run_one(recipe_name: str, seed: int, args: argparse.Namespace) -> Path:
 
     def entry(result, wall_s: float) -> dict:
         print(f"[compare] {label} seed {seed}: {wall_s} s\n{result.table}", flush=True)
+        if args.transfer != "none":
+            add_transfer(result.after, result.model_dir, args.transfer, args.quiet)
+            add_transfer(result.before, args.model or "default", args.transfer, args.quiet)
         return {
             "recipe": label,
             "seed": seed,
             "budget": {"steps": args.steps, "batch_size": args.batch_size, "max_seq_length": args.max_seq_length},
             "sts_tasks": args.sts_tasks,
+            "transfer": args.transfer,
             "wall_s": wall_s,
             "best_checkpoint": result.best_checkpoint,
             "start_as_candidate": args.start_as_candidate,
@@ -87,6 +93,23 @@ def run_one(recipe_name: str, seed: int, args: argparse.Namespace) -> Path:
     )
 
 
+def add_transfer(block: dict | None, model: str | Path, tasks: str, quiet: bool) -> None:
+    """Add the SentEval transfer figures of ``model`` to a results entry (``tasks``: ``full`` or ``quick``)."""
+    from st_debias.evaluation.transfer import QUICK_TRANSFER_TASKS, evaluate_transfer
+    from st_debias.evaluation.transfer_data import TRANSFER_TASKS
+    from st_debias.paths import load_model
+
+    if block is None:
+        return
+    result = evaluate_transfer(
+        load_model(model), QUICK_TRANSFER_TASKS if tasks == "quick" else TRANSFER_TASKS, show_progress_bar=not quiet
+    )
+    block.update(
+        transfer=result["scores"], transfer_selection=result["selection"], transfer_details=result["details"]
+    )
+    block.setdefault("sources", {})["transfer"] = result["sources"]
+
+
 def _metrics(entry: dict) -> dict[str, float | None]:
     result = entry["after"]
     bias = result.get("bias", {})
@@ -102,6 +125,8 @@ def _metrics(entry: dict) -> dict[str, float | None]:
         "STS-B Cont": cont_oppn_part(result, "STSBenchmark", "cont").get("spearman"),
         "STS-B Oppn": cont_oppn_part(result, "STSBenchmark", "oppn").get("spearman"),
         "CANNOT neg. cosine": negation.get("mean_cosine"),
+        TRANSFER: result.get("transfer", {}).get("avg"),
+        TRANSFER_SELECTION: result.get("transfer_selection", {}).get("avg"),
     }
 
 
@@ -137,7 +162,10 @@ def _table(rows: dict[str, list[dict]], start: dict, start_name: str, order: lis
             mean = statistics.fmean(values) if values else None
             spread = statistics.pstdev(values) if len(values) > 1 else None
             summary.setdefault(recipe, {})[name] = {"mean": mean, "std": spread, "n": len(values)}
-            cells.append(_fmt(mean, name) + (f" ± {spread:.2f}" if spread is not None and "cosine" not in name else ""))
+            cell = _fmt(mean, name) + (f" ± {spread:.2f}" if spread is not None and "cosine" not in name else "")
+            if name in (TRANSFER, TRANSFER_SELECTION) and None not in (mean, start.get(name)) and mean < start[name]:
+                cell += " (below start)"
+            cells.append(cell)
         lines.append(f"| {recipe} | {len(runs)} | " + " | ".join(cells) + " |")
     return lines, summary
 
@@ -149,13 +177,16 @@ def write_table() -> Path:
     scopes = {json.dumps(entry["after"].get("evaluation", {}).get("sts_tasks")) for entry in entries}
     if len(scopes) > 1:  # one table, one evaluation: a limited run never sits beside STS-7 rows
         raise SystemExit(f"[compare] error: {RESULTS} mixes evaluations of different STS sets: {sorted(scopes)}")
+    if {e.get("transfer") for e in entries} >= {"full", "quick"}:  # two different transfer averages
+        raise SystemExit(f"[compare] error: {RESULTS} mixes full and quick transfer evaluations")
     by_recipe: dict[str, list[dict]] = {}
     by_recipe_bias: dict[str, list[dict]] = {}
     for entry in entries:
         by_recipe.setdefault(entry["recipe"], []).append(_metrics(entry))
         by_recipe_bias.setdefault(entry["recipe"], []).append(_bias_metrics(entry))
     # The start model's row: an evaluation that has every probe (older files predate the word-order probe).
-    before = next((e["before"] for e in entries if "word_order" in e["before"].get("bias", {})), entries[0]["before"])
+    probed = [e["before"] for e in entries if "word_order" in e["before"].get("bias", {})] or [entries[0]["before"]]
+    before = next((b for b in probed if "transfer" in b), probed[0])
     start = _metrics({"after": before})
     start_bias = _bias_metrics({"after": before})
     order = [r for r in ("simcse", "focal", "dclr", "debcse", "osscse", "osscse-dropout", "st-debias") if r in by_recipe]
@@ -171,7 +202,9 @@ def write_table() -> Path:
         f"Start model {start_name}; {budget['steps']} steps, batch {budget['batch_size']}, "
         f"{budget['max_seq_length']} tokens, the same Wikipedia sentences for every recipe; best STS-B dev checkpoint. "
         "Spearman ×100 (SentEval 'all' setting); Cont/Oppn = OssCSE splits of STS-B test; CANNOT = mean cosine of "
-        "sentence vs human negation (lower = negations separated). Mean ± population std over seeds.",
+        "sentence vs human negation (lower = negations separated). Transfer = SentEval's seven tasks, logistic "
+        "regression accuracy ×100 (test figures; 'dev/CV' = the dev or cross-validation accuracies the classifiers "
+        "were chosen on); '(below start)' marks a recipe under the start model. Mean ± population std over seeds.",
         *(
             ["", f"**Limited evaluation:** STS sets {', '.join(scope['sts_tasks'])} only (not the STS-7), plus the "
              "bias probes."]
@@ -253,6 +286,11 @@ def main(argv: list[str] | None = None) -> int:
         "--no-start-as-candidate", dest="start_as_candidate", action="store_false",
         help="select among the trained checkpoints only, even when the start model scores higher on STS-B dev "
         "(to compare with runs made before the start model was a candidate)",
+    )
+    parser.add_argument(
+        "--transfer", choices=("full", "quick", "none"), default="full",
+        help="SentEval transfer tasks for the trained and the start model: all seven (default), the quick subset "
+        "(SST-2 trained on its dev split) or none",
     )
     parser.add_argument("--work-dir", default="outputs/compare")
     parser.add_argument("--results-dir", default=None, help="where the JSON, table and plot go (default results/compare)")

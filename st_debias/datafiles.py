@@ -126,19 +126,23 @@ def require_score(
 
 
 def tsv_records(
-    path: str | os.PathLike[str], required: Sequence[str], optional: Sequence[str] = ()
+    path: str | os.PathLike[str],
+    required: Sequence[str],
+    optional: Sequence[str] = (),
+    *,
+    encoding: str = "utf-8",
 ) -> Iterator[tuple[int, dict[str, str]]]:
     """``(line_number, {column: value})`` for each row of a tab-separated file with a header line.
 
     Read with ``csv.QUOTE_NONE`` (sentences hold bare double quotes). Each row must have as many fields as the
     header; the ``required`` columns must be non-empty strings; ``optional`` columns are kept when present.
-    Blank lines are skipped.
+    Blank lines are skipped. ``encoding="utf-8-sig"`` reads a file that starts with a byte-order mark.
 
     Raises:
         DataFileError: not UTF-8, a header without a required column, a row with a different number of
             fields, an empty required field. The message names file, line and column.
     """
-    lines = text_lines(path)
+    lines = text_lines(path, encoding=encoding)
     first = next(lines, None)
     if first is None:
         raise DataFileError(path, None, f"is empty; expected a header naming {list(required)}.")

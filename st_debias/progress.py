@@ -7,6 +7,7 @@ beside tqdm's bars, so scripts (``benchmarks/quickstart/bench_main_job.py``) can
 
 from __future__ import annotations
 
+import os
 import sys
 
 STAGE_PREFIX = "[st-debias]"
@@ -18,12 +19,17 @@ def announce(message: str, enabled: bool = True) -> None:
         print(f"{STAGE_PREFIX} {message}", file=sys.stderr, flush=True)
 
 
+def usable_cores() -> int:
+    """The CPUs this process may run on (its affinity mask where the platform has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 def torch_threads() -> str:
     """``'N torch threads on M usable CPUs'``: the figure that explains most CPU encoding speeds."""
-    import os
-
     import torch
 
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    usable = usable_cores()
     threads = torch.get_num_threads()
     return f"{threads} torch thread{'s' * (threads != 1)} on {usable} usable CPU{'s' * (usable != 1)}"

@@ -14,13 +14,14 @@ import sys
 from st_debias.evaluation.bias_data import DEFAULT_NEGATION_PAIRS, DEFAULT_WORD_ORDER_LINES
 from st_debias.evaluation.evaluate import TASK_GROUPS
 from st_debias.evaluation.sts_data import STS_TASKS
+from st_debias.evaluation.transfer_data import TRANSFER_TASKS
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``eval`` subcommand to the ``st-debias`` dispatcher."""
     parser = subparsers.add_parser(
         "eval",
-        help="Evaluate models: STS-7, MTEB STS, bias probes; write results.json and a report.",
+        help="Evaluate models: STS-7, MTEB STS, bias probes, SentEval transfer; write results.json and a report.",
         description=(
             "Evaluate one or more models (saved folders, 'default' = all-MiniLM-L6-v2, or hub ids) and write "
             "OUTPUT/results.json and OUTPUT/report.md with PNG plots, models side by side."
@@ -69,6 +70,13 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="MTEB result cache folder (default: none; entries are keyed by a hash of the weights)",
     )
     parser.add_argument(
+        "--transfer-tasks",
+        default=None,
+        help="comma-separated SentEval tasks for --tasks transfer (default: all seven, "
+        f"{','.join(TRANSFER_TASKS)}); 'quick' = the quick subset, SST-2 trained on its dev split "
+        "instead of its 67,349 training phrases (labelled SST2-quick)",
+    )
+    parser.add_argument(
         "--pairs",
         default=None,
         help="training-pair file (.jsonl/.csv/.tsv: anchor, positive, negatives…) for overlap and cosine stats",
@@ -87,11 +95,18 @@ def run(args: argparse.Namespace) -> int:
     """Evaluate every model, writing results.json after each one, then the report. Returns 0, or 2 on bad input."""
     from st_debias.evaluation.evaluate import _check_tasks, evaluate_model
     from st_debias.evaluation.report import compare_table, write_report, write_results
+    from st_debias.evaluation.transfer import QUICK_TRANSFER_TASKS, check_transfer_tasks
     from st_debias.files import check_writable_folder
     from st_debias.paths import DataNotFoundError
 
     try:
         tasks = _check_tasks(args.tasks)
+        if args.transfer_tasks == "quick":
+            transfer_tasks = QUICK_TRANSFER_TASKS
+        else:
+            transfer_tasks = check_transfer_tasks(args.transfer_tasks or TRANSFER_TASKS)
+        if args.transfer_tasks and "transfer" not in tasks:
+            raise ValueError("--transfer-tasks needs 'transfer' in --tasks")
         check_writable_folder(args.output)  # before the models run, not after
     except (ValueError, OSError) as error:
         print(f"st-debias eval: {error}", file=sys.stderr)
@@ -113,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
                 mteb_cache_dir=args.mteb_cache,
                 pair_dataset=args.pairs if "bias" in tasks else None,
                 pair_columns=args.pair_columns.split(",") if args.pair_columns else None,
+                transfer_tasks=transfer_tasks,
             )
         except (DataNotFoundError, FileNotFoundError, ValueError) as error:
             print(f"st-debias eval: {error}", file=sys.stderr)

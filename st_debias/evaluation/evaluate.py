@@ -27,10 +27,12 @@ from st_debias.evaluation.bias_data import (
 from st_debias.evaluation.embeddings import EmbeddingCache, load_any_model, model_fingerprint
 from st_debias.evaluation.sts import STSSuite
 from st_debias.evaluation.sts_data import STS_TASKS
+from st_debias.evaluation.transfer import check_transfer_tasks, evaluate_transfer
+from st_debias.evaluation.transfer_data import TRANSFER_TASKS
 from st_debias.paths import portable_path
 from st_debias.progress import announce, torch_threads
 
-TASK_GROUPS = ("sts", "mteb", "bias")
+TASK_GROUPS = ("sts", "mteb", "bias", "transfer")
 
 #: The quick evaluation: STS-B test and SICK-R test (the bias probes keep their full data: STS-B test
 #: Cont/Oppn, alignment/uniformity, 3,000 CANNOT pairs). 13,310 unique sentences instead of 31,835.
@@ -64,6 +66,7 @@ def evaluate_model(
     pair_dataset: Any | None = None,
     pair_columns: Sequence[str] | None = None,
     sts_tasks: Sequence[str] = STS_TASKS,
+    transfer_tasks: Sequence[str] = TRANSFER_TASKS,
 ) -> dict[str, Any]:
     """Evaluate one model and return its ``results.json`` entry.
 
@@ -93,13 +96,19 @@ def evaluate_model(
         sts_tasks: the STS sets to score (default the STS-7 of the protocol). A subset, e.g.
             :data:`QUICK_STS_TASKS`, is recorded as ``evaluation.sts_tasks`` and its average is not the
             STS-7 average; the bias probes need ``STSBenchmark`` in it.
+        transfer_tasks: the SentEval transfer tasks of the ``transfer`` group (default all seven;
+            :data:`~st_debias.evaluation.transfer.QUICK_TRANSFER_TASKS` trains SST-2 on its dev split).
 
     Returns:
-        ``{"model", "fingerprint", "sts": {task: score, "avg"}, "bias": {...}, "mteb": {...}, "sources":
-        {...}, "encoded_sentences", "timing_s", "environment"}``; blocks for groups not asked for are
-        absent. Scores are Spearman ×100.
+        ``{"model", "fingerprint", "sts": {task: score, "avg"}, "bias": {...}, "mteb": {...}, "transfer":
+        {task: accuracy, "avg"}, "transfer_selection": {...}, "transfer_details": {...}, "sources": {...},
+        "encoded_sentences", "timing_s", "environment"}``; blocks for groups not asked for are absent. STS
+        scores are Spearman ×100, transfer scores accuracy ×100 (``transfer_selection``: the dev or
+        cross-validation accuracy each classifier was chosen on, never a test figure).
     """
     groups = _check_tasks(tasks)
+    if "transfer" in groups:
+        transfer_tasks = check_transfer_tasks(transfer_tasks)
     sts_tasks = tuple(sts_tasks)
     unknown = sorted(set(sts_tasks) - set(STS_TASKS))
     if unknown or not sts_tasks:
@@ -189,6 +198,17 @@ def evaluate_model(
         entry["mteb"] = mteb_result["scores"]
         sources["mteb"] = {k: v for k, v in mteb_result.items() if k != "scores"}
         timing["mteb"] = time.perf_counter() - t0
+
+    if "transfer" in groups:
+        t0 = time.perf_counter()
+        transfer = evaluate_transfer(
+            st_model, transfer_tasks, data_dir, batch_size=batch_size, show_progress_bar=show_progress_bar
+        )
+        entry["transfer"] = transfer["scores"]
+        entry["transfer_selection"] = transfer["selection"]
+        entry["transfer_details"] = transfer["details"]
+        sources["transfer"] = transfer["sources"]
+        timing["transfer"] = time.perf_counter() - t0
 
     entry["sources"] = sources
     entry["encoded_sentences"] = cache.encoded

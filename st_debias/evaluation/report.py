@@ -14,10 +14,12 @@ from typing import Any
 import numpy as np
 
 from st_debias.evaluation.sts_data import STS_TASKS
+from st_debias.evaluation.transfer_data import SST2_QUICK
 
 PLOT_FILES = {
     "sts": "sts_scores.png",
     "mteb": "mteb_scores.png",
+    "transfer": "transfer_scores.png",
     "cont_oppn": "cont_oppn.png",
     "negation": "negation_cosine_hist.png",
     "word_order": "word_order_cosine_hist.png",
@@ -57,6 +59,9 @@ def _average_label(results: list[dict[str, Any]], block: str, prefix: str) -> st
     if block == "sts" and tasks == set(STS_TASKS):
         return f"{prefix}-7 avg"
     label = f"{prefix} avg of {len(tasks)} task{'s' if len(tasks) != 1 else ''}"
+    if block == "transfer":
+        # SST-2 trained on its dev split is not SentEval's SST-2: the average must say so.
+        return label + (" (quick: SST-2 trained on its dev split)" if SST2_QUICK in tasks else "")
     # A quick evaluation's mean covers fewer sets and must not be read as the STS-7 average.
     return label + (" (quick evaluation, not STS-7)" if block == "sts" and len(tasks) > 1 else "")
 
@@ -103,6 +108,16 @@ def compare_table(results: list[dict[str, Any]]) -> str:
         row(_average_label(results, "mteb", "MTEB"), [m.get("avg") for m in mteb])
         for task in _task_order(results, "mteb"):
             row(f"MTEB {task}", [m.get(task) for m in mteb])
+    transfer = [r.get("transfer", {}) for r in results]
+    if any(transfer):
+        row(f"**{_average_label(results, 'transfer', 'Transfer')}** (accuracy)", [t.get("avg") for t in transfer])
+        selection = [r.get("transfer_selection", {}) for r in results]
+        row("Transfer selection avg (dev / cross-validation, no test data)", [s.get("avg") for s in selection])
+        for task in _task_order(results, "transfer"):
+            row(f"{task} accuracy", [t.get(task) for t in transfer])
+        f1 = [r.get("transfer_details", {}).get("MRPC", {}).get("f1") for r in results]
+        if any(v is not None for v in f1):
+            row("MRPC F1", f1)
     datasets = list(dict.fromkeys(name for r in results for name in eligible_cont_oppn(r)))
     for name in datasets:
         for part, title in CONT_OPPN_PARTS.items():
@@ -177,7 +192,7 @@ def plot_scores(results: list[dict[str, Any]], block: str = "sts", title: str | 
     tasks = _task_order(results, block)
     if any("avg" in r.get(block, {}) for r in results):
         tasks.append("avg")
-    prefix = "STS" if block == "sts" else block.upper()
+    prefix = {"sts": "STS", "transfer": "Transfer"}.get(block, block.upper())
     ticks = [_average_label(results, block, prefix) if t == "avg" else t for t in tasks]
     fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(tasks) + 3), 4.4))
     width = 0.8 / len(results)
@@ -187,7 +202,7 @@ def plot_scores(results: list[dict[str, Any]], block: str = "sts", title: str | 
         bars = ax.bar(x + (i - (len(results) - 1) / 2) * width, heights, width, label=label)
         ax.bar_label(bars, fmt="%.1f", fontsize=7, padding=1)
     ax.set_xticks(x, ticks, rotation=20, ha="right")
-    ax.set_ylabel("Spearman × 100" if block == "sts" else "main score × 100")
+    ax.set_ylabel({"sts": "Spearman × 100", "transfer": "accuracy × 100"}.get(block, "main score × 100"))
     _bar_limits(ax, [r.get(block, {}).get(t) for r in results for t in tasks])
     ax.set_title(title or f"{block.upper()} (cosine Spearman × 100)", fontsize=10)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
@@ -327,6 +342,10 @@ def _sources_section(results: list[dict[str, Any]], labels: list[str]) -> list[s
             sick = m.get("sources", {}).get("SICK-R")
             if sick:
                 lines.append(f"  - MTEB SICK-R: {sick.get('note')}")
+        for task, info in sources.get("transfer", {}).items():
+            files = ", ".join(f"`{path}`" for path in info.get("files", {}))
+            sizes = ", ".join(f"{split} {count}" for split, count in info.get("sizes", {}).items())
+            lines.append(f"- transfer {task} ({info.get('protocol')}; {sizes}): {files}")
         lines.append(f"- weights fingerprint: `{r.get('fingerprint')}`")
         if r.get("reused_from"):
             lines.append(f"- {reuse_note(r)}")
@@ -372,6 +391,10 @@ def write_report(results: list[dict[str, Any]], output_dir: str | os.PathLike[st
             any(r.get("mteb") for r in results),
             lambda: plot_scores(results, "mteb", "MTEB tasks (main score × 100)"),
         ),
+        "transfer": (
+            any(r.get("transfer") for r in results),
+            lambda: plot_scores(results, "transfer", "SentEval transfer tasks (logistic regression, accuracy × 100)"),
+        ),
         "cont_oppn": (any(eligible_cont_oppn(r) for r in results), lambda: plot_cont_oppn(results)),
         "negation": (
             any(r.get("bias", {}).get("negation") for r in results),
@@ -409,6 +432,7 @@ def write_report(results: list[dict[str, Any]], output_dir: str | os.PathLike[st
     captions = {
         "sts": "STS per task",
         "mteb": "MTEB STS tasks",
+        "transfer": "SentEval transfer tasks",
         "cont_oppn": "Cont vs Oppn",
         "negation": "Negation-pair cosines",
         "word_order": "Word-order cosines",
@@ -416,6 +440,12 @@ def write_report(results: list[dict[str, Any]], output_dir: str | os.PathLike[st
     explanations = {
         "sts": "Higher is better. The average is the plain mean of the sets shown.",
         "mteb": "MTEB's own evaluation code; the data source (local files or hub) is listed below.",
+        "transfer": (
+            "A logistic regression on the frozen embeddings, per task: MR, CR, SUBJ and MPQA by 10-fold "
+            "cross-validation, SST-2 trained on train with the regularisation chosen on dev, TREC and MRPC trained "
+            "on train (regularisation by cross-validation) and scored on test. Higher is better. The selection "
+            "average is what recipes are compared on: it never reads a test split."
+        ),
         "cont_oppn": (
             "Cont: pairs whose word overlap agrees with their gold similarity; Oppn: pairs where it disagrees "
             "(similar meaning, different words, or the reverse). A large Cont − Oppn gap means the model leans on "

@@ -1,0 +1,328 @@
+"""SentEval transfer tasks on frozen embeddings: logistic regression with scikit-learn.
+
+The protocol follows SentEval (Conneau & Kiela, 2018), as SimCSE, DebCSE and OssCSE report it:
+
+* MR, CR, SUBJ, MPQA: stratified 10-fold cross-validation; inside each training fold the regularisation
+  is chosen by a second, inner 10-fold cross-validation (SentEval's ``InnerKFoldClassifier``).
+* SST-2: one classifier per regularisation on ``train``, the one best on ``dev`` scored on ``test``.
+* TREC and MRPC: the regularisation chosen by 10-fold cross-validation on ``train``, the classifier refit
+  on all of ``train`` and scored on ``test``. MRPC's features are ``[u, v, |u−v|, u·v]``; it reports
+  accuracy and F1.
+
+The classifier is scikit-learn's ``LogisticRegression`` (L-BFGS) on the raw embeddings, with the inverse
+regularisation strength ``C`` searched over SentEval's grid (:data:`C_GRID`), each ``C`` warm-started from
+the previous one. Folds are shuffled with a fixed seed,
+so the same embeddings give the same figures to the last digit. The test split of a task is read only
+after the regularisation is fixed: every selection figure (``selection_accuracy``) comes from dev or
+cross-validation data.
+
+Embeddings are the model's own (not re-normalised), encoded once per split and cached on disk
+(:func:`st_debias.data.io.embeddings.encode_corpus`, keyed by the weights and the sentences).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from st_debias.evaluation.transfer_data import (
+    SST2_QUICK,
+    TRANSFER_TASKS,
+    Split,
+    TransferTask,
+    load_transfer_task,
+)
+from st_debias.progress import announce, usable_cores
+
+#: Inverse regularisation strengths searched, ascending (SentEval's scikit-learn grid, 2^-2 … 2^3).
+C_GRID: tuple[float, ...] = tuple(2.0**t for t in range(-2, 4))
+
+#: Folds of every cross-validation (outer and inner), as in SentEval.
+FOLDS = 10
+
+#: L-BFGS iterations allowed per fit (sentence embeddings converge in well under 100).
+MAX_ITER = 1000
+
+#: Seed of the fold shuffles (SentEval's default seed).
+SEED = 1111
+
+#: The quick subset: SST-2 trained on its dev split instead of its 67,349 training phrases.
+QUICK_TRANSFER_TASKS: tuple[str, ...] = tuple(SST2_QUICK if t == "SST2" else t for t in TRANSFER_TASKS)
+
+
+def _folds(seed: int, folds: int = FOLDS) -> Any:
+    from sklearn.model_selection import StratifiedKFold
+
+    return StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
+
+
+class _Path:
+    """Logistic regressions along ``grid`` (ascending ``C``), each fit starting from the previous, more
+    regularised solution (the warm-started path scikit-learn's ``LogisticRegressionCV`` takes).
+    """
+
+    def __init__(self, features: np.ndarray, labels: np.ndarray) -> None:
+        from sklearn.linear_model import LogisticRegression
+
+        self.features = features
+        self.labels = labels
+        self.model = LogisticRegression(max_iter=MAX_ITER, warm_start=True)
+
+    def fit(self, c: float) -> _Path:
+        self.model.set_params(C=c).fit(self.features, self.labels)
+        return self
+
+    def predict(self, features: np.ndarray) -> np.ndarray:
+        return self.model.predict(features)
+
+    def accuracy(self, features: np.ndarray, labels: np.ndarray) -> float:
+        return 100.0 * float(np.mean(self.predict(features) == labels))
+
+
+def _fit(features: np.ndarray, labels: np.ndarray, c: float, grid: Sequence[float]) -> _Path:
+    """A classifier at ``c``, reached along the grid as in selection (the same optimum, fewer iterations)."""
+    path = _Path(features, labels)
+    for step in grid:
+        if step > c:
+            break
+        path.fit(step)
+    return path
+
+
+def select_c_by_cross_validation(
+    features: np.ndarray,
+    labels: np.ndarray,
+    seed: int = SEED,
+    grid: Sequence[float] = C_GRID,
+    folds: int = FOLDS,
+) -> tuple[float, float, _Path]:
+    """Choose ``C`` by stratified k-fold cross-validation on one split, then refit on all of it.
+
+    Returns:
+        ``(C, mean cross-validated accuracy × 100 of that C, classifier fit on the whole split)``. Ties go to
+        the smaller ``C`` (the first in ``grid``).
+    """
+    scores = np.zeros((folds, len(grid)))
+    for fold, (fit_index, held_out) in enumerate(_folds(seed, folds).split(features, labels)):
+        path = _Path(features[fit_index], labels[fit_index])
+        for column, c in enumerate(grid):
+            scores[fold, column] = path.fit(c).accuracy(features[held_out], labels[held_out])
+    mean = scores.mean(axis=0)
+    best = int(np.argmax(mean))  # the first maximum: the smaller C
+    return float(grid[best]), float(mean[best]), _fit(features, labels, grid[best], grid)
+
+
+def select_c_on_dev(
+    train: tuple[np.ndarray, np.ndarray], dev: tuple[np.ndarray, np.ndarray], grid: Sequence[float] = C_GRID
+) -> tuple[float, float, _Path]:
+    """Fit one classifier per ``C`` on ``train`` and keep the one most accurate on ``dev``.
+
+    Returns:
+        ``(C, its dev accuracy × 100, the classifier trained on train with it)``; ties go to the smaller ``C``.
+    """
+    path = _Path(*train)
+    accuracies = [path.fit(c).accuracy(*dev) for c in grid]
+    best = int(np.argmax(accuracies))
+    return float(grid[best]), accuracies[best], _fit(*train, grid[best], grid)
+
+
+def _outer_fold(
+    features: np.ndarray, labels: np.ndarray, fit_index: np.ndarray, held_out: np.ndarray, seed: int, grid: Sequence[float]
+) -> tuple[float, float, float]:
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):  # one BLAS thread: the same sums, hence the same figures, on any machine
+        c, selection, model = select_c_by_cross_validation(features[fit_index], labels[fit_index], seed, grid)
+        return model.accuracy(features[held_out], labels[held_out]), c, selection
+
+
+def nested_cross_validation(
+    features: np.ndarray,
+    labels: np.ndarray,
+    seed: int = SEED,
+    grid: Sequence[float] = C_GRID,
+    n_jobs: int = 1,
+) -> dict[str, Any]:
+    """SentEval's inner k-fold protocol: accuracy over outer folds, ``C`` chosen inside each training fold.
+
+    ``n_jobs`` outer folds run at once (joblib processes); the figures do not depend on it.
+    """
+    from joblib import Parallel, delayed
+
+    splits = list(_folds(seed).split(features, labels))
+    runs = Parallel(n_jobs=min(n_jobs, len(splits)))(
+        delayed(_outer_fold)(features, labels, fit_index, held_out, seed, grid) for fit_index, held_out in splits
+    )
+    accuracies, chosen, inner = (list(column) for column in zip(*runs, strict=True))
+    return {
+        "accuracy": float(np.mean(accuracies)),
+        "fold_accuracies": [round(a, 4) for a in accuracies],
+        "C": chosen,
+        "selection_accuracy": float(np.mean(inner)),
+        "selected_on": f"inner {FOLDS}-fold cross-validation inside each of {FOLDS} outer folds",
+    }
+
+
+def pair_features(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """``[u, v, |u − v|, u · v]`` (element-wise product) for sentence pairs: MRPC's classifier input."""
+    return np.concatenate([first, second, np.abs(first - second), first * second], axis=1)
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """One task's figures: the reported accuracy and how its classifier was chosen."""
+
+    name: str
+    accuracy: float
+    details: dict[str, Any]
+
+
+def score_task(
+    task: TransferTask,
+    embed: Callable[[Split], np.ndarray],
+    seed: int = SEED,
+    grid: Sequence[float] = C_GRID,
+    n_jobs: int = 1,
+) -> TaskResult:
+    """Score one task from embeddings; ``embed(split)`` returns the features of a split's examples.
+
+    The test split is embedded and scored only after ``C`` is fixed on train or dev data. ``n_jobs``
+    parallelises the outer folds of the cross-validated tasks.
+    """
+    from threadpoolctl import threadpool_limits
+
+    train_x, train_y = embed(task.train), np.asarray(task.train.labels)
+    details: dict[str, Any] = {"protocol": task.protocol, "examples": {k: len(v) for k, v in task.splits().items()}}
+    if task.protocol == "cv":
+        figures = nested_cross_validation(train_x, train_y, seed, grid, n_jobs)
+        details.update({k: v for k, v in figures.items() if k != "accuracy"})
+        return TaskResult(task.name, figures["accuracy"], details)
+    if task.protocol == "split":
+        assert task.dev is not None
+        dev = (embed(task.dev), np.asarray(task.dev.labels))
+        with threadpool_limits(1):
+            c, selection, model = select_c_on_dev((train_x, train_y), dev, grid)
+        details["selected_on"] = "dev split"
+    else:
+        with threadpool_limits(1):
+            c, selection, model = select_c_by_cross_validation(train_x, train_y, seed, grid)
+        details["selected_on"] = f"{FOLDS}-fold cross-validation on the training split"
+    details.update({"C": c, "selection_accuracy": selection})
+    assert task.test is not None
+    test_y = np.asarray(task.test.labels)
+    predictions = model.predict(embed(task.test))
+    accuracy = 100.0 * float(np.mean(predictions == test_y))
+    if task.pairs:
+        from sklearn.metrics import f1_score
+
+        details["f1"] = 100.0 * float(f1_score(test_y, predictions))
+    return TaskResult(task.name, accuracy, details)
+
+
+def split_embedder(
+    model: Any,
+    *,
+    batch_size: int = 64,
+    cache_dir: str | os.PathLike[str] | None = None,
+    show_progress_bar: bool = True,
+) -> Callable[[Split], np.ndarray]:
+    """``embed(split)``: a split's features, each side encoded in one cached call (pairs: MRPC's layout)."""
+    from st_debias.data.io.embeddings import encode_corpus
+
+    def encode(sentences: list[str]) -> np.ndarray:
+        return encode_corpus(
+            sentences,
+            model,
+            batch_size=batch_size,
+            cache_dir=cache_dir,
+            normalize=False,
+            show_progress_bar=show_progress_bar,
+        )
+
+    def embed(split: Split) -> np.ndarray:
+        if not split.second:
+            return encode(split.texts)
+        both = encode(split.sentences())
+        return pair_features(both[: len(split)], both[len(split) :])
+
+    return embed
+
+
+def evaluate_transfer(
+    model: Any,
+    tasks: Sequence[str] = TRANSFER_TASKS,
+    data_dir: str | os.PathLike[str] | None = None,
+    *,
+    batch_size: int = 64,
+    cache_dir: str | os.PathLike[str] | None = None,
+    show_progress_bar: bool = True,
+    seed: int = SEED,
+    n_jobs: int | None = None,
+) -> dict[str, Any]:
+    """Score a SentenceTransformer on the transfer tasks.
+
+    Args:
+        model: a SentenceTransformer.
+        tasks: among :data:`~st_debias.evaluation.transfer_data.TRANSFER_TASKS`, or ``SST2-quick`` (SST-2
+            trained on its dev split; :data:`QUICK_TRANSFER_TASKS` is the quick subset).
+        data_dir: data folder (default ``$ST_DEBIAS_DATA``).
+        batch_size: encode batch size.
+        cache_dir: embedding cache root (default ``$ST_DEBIAS_CACHE`` or ``~/.cache/st_debias``).
+        show_progress_bar: progress bars and one line per task.
+        seed: seed of the fold shuffles.
+        n_jobs: processes for the outer cross-validation folds (default: the usable cores); the figures do
+            not depend on it.
+
+    Returns:
+        ``{"scores": {task: accuracy × 100, "avg"}, "selection": {task: dev/cross-validation accuracy,
+        "avg"}, "details": {task: {...}}, "sources": {task: {...}}, "timing_s": {task: seconds}}``. The
+        ``selection`` figures never touch a test split: compare recipes on them.
+
+    Raises:
+        ValueError: an unknown task, or both ``SST2`` and ``SST2-quick``.
+        DataNotFoundError, DataFileError: a missing or malformed data file (named in the message).
+    """
+    tasks = check_transfer_tasks(tasks)
+    n_jobs = n_jobs or usable_cores()
+    loaded = [load_transfer_task(name, data_dir) for name in tasks]  # every file checked before encoding
+    embed = split_embedder(model, batch_size=batch_size, cache_dir=cache_dir, show_progress_bar=show_progress_bar)
+    scores: dict[str, float] = {}
+    selection: dict[str, float] = {}
+    details: dict[str, Any] = {}
+    timing: dict[str, float] = {}
+    for number, task in enumerate(loaded, start=1):
+        sizes = ", ".join(f"{name} {len(split):,}" for name, split in task.splits().items())
+        announce(f"Transfer task {number}/{len(loaded)}: {task.name} ({sizes}; {task.protocol})…", show_progress_bar)
+        start = time.perf_counter()
+        result = score_task(task, embed, seed, n_jobs=n_jobs)
+        timing[task.name] = round(time.perf_counter() - start, 2)
+        scores[task.name] = result.accuracy
+        selection[task.name] = result.details["selection_accuracy"]
+        details[task.name] = result.details
+    scores["avg"] = float(np.mean([scores[t] for t in tasks]))
+    selection["avg"] = float(np.mean([selection[t] for t in tasks]))
+    return {
+        "scores": scores,
+        "selection": selection,
+        "details": details,
+        "sources": {task.name: task.describe() for task in loaded},
+        "timing_s": timing,
+    }
+
+
+def check_transfer_tasks(tasks: Sequence[str] | str) -> tuple[str, ...]:
+    """The task names as a tuple, checked (a comma-separated string is split)."""
+    if isinstance(tasks, str):
+        tasks = [t.strip() for t in tasks.split(",") if t.strip()]
+    known = (*TRANSFER_TASKS, SST2_QUICK)
+    unknown = sorted(set(tasks) - set(known))
+    if unknown or not tasks:
+        raise ValueError(f"Unknown transfer task(s) {unknown or list(tasks)!r}; choose from {list(known)}")
+    if "SST2" in tasks and SST2_QUICK in tasks:
+        raise ValueError(f"Choose SST2 or {SST2_QUICK}, not both")
+    return tuple(dict.fromkeys(tasks))

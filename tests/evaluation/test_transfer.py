@@ -1,0 +1,399 @@
+"""SentEval transfer tasks: the readers on the real files, malformed lines, the protocol, the CLI and report."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from st_debias.cli import main
+from st_debias.datafiles import DataFileError
+from st_debias.evaluation import transfer
+from st_debias.evaluation.transfer import (
+    C_GRID,
+    QUICK_TRANSFER_TASKS,
+    evaluate_transfer,
+    nested_cross_validation,
+    pair_features,
+    score_task,
+    split_embedder,
+)
+from st_debias.evaluation.transfer_data import (
+    SST2_QUICK,
+    TRANSFER_TASKS,
+    TREC_CLASSES,
+    Split,
+    TransferTask,
+    load_transfer_task,
+    read_mrpc_file,
+    read_sentence_file,
+    read_sst_file,
+    read_trec_file,
+)
+from st_debias.paths import DataNotFoundError
+
+# ---------------------------------------------------------------------------------------------------
+# Readers, on the real files
+# ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "sizes"),
+    [
+        ("MR", {"train": 10662}),
+        ("CR", {"train": 3771}),
+        ("SUBJ", {"train": 10000}),
+        ("MPQA", {"train": 10603}),
+        ("SST2", {"train": 67349, "dev": 872, "test": 1821}),
+        ("TREC", {"train": 5452, "test": 500}),
+        ("MRPC", {"train": 4076, "test": 1725}),
+        (SST2_QUICK, {"train": 872, "test": 1821}),
+    ],
+)
+def test_real_task_sizes_and_checksums(shared_data, name, sizes):
+    task = load_transfer_task(name, shared_data)
+    assert {split: len(rows) for split, rows in task.splits().items()} == sizes
+    manifest = json.loads((shared_data / "transfer" / "manifest.json").read_text(encoding="utf-8"))["files"]
+    for path, sha256 in task.files.items():
+        assert path.startswith("$ST_DEBIAS_DATA/transfer/")
+        assert manifest[path.removeprefix("$ST_DEBIAS_DATA/transfer/")]["sha256"] == sha256
+    assert all(text == " ".join(text.split()) and text for split in task.splits().values() for text in split.texts)
+
+
+def test_real_labels_follow_senteval(shared_data):
+    """Positive (MR), objective (SUBJ) = 1; TREC by coarse class; MRPC's first pair is a paraphrase."""
+    mr = load_transfer_task("MR", shared_data)
+    assert mr.train.texts[0].startswith("the rock is destined to be the 21st century 's new")
+    assert mr.train.labels[0] == 1 and mr.train.labels[-1] == 0 and sum(mr.train.labels) == 5331
+    subj = load_transfer_task("SUBJ", shared_data)
+    first_objective = (shared_data / "transfer/SUBJ/subj.objective").read_text(encoding="latin-1").split("\n")[0]
+    assert subj.train.texts[0] == " ".join(first_objective.split()) and subj.train.labels[0] == 1
+    assert subj.classes[1] == "objective"
+    trec = load_transfer_task("TREC", shared_data)
+    assert trec.train.texts[0] == "How did serfdom develop in and then leave Russia ?"
+    assert TREC_CLASSES[trec.train.labels[0]] == "DESC"
+    assert sorted(set(trec.train.labels)) == list(range(6))
+    mrpc = load_transfer_task("MRPC", shared_data)
+    assert mrpc.train.labels[0] == 1 and mrpc.train.texts[0].startswith("Amrozi accused his brother")
+    assert mrpc.train.second[0].startswith("Referring to him as only")
+    assert mrpc.pairs and len(mrpc.train.second) == len(mrpc.train.texts)
+
+
+def test_blank_lines_skipped_and_counted(shared_data):
+    cr = load_transfer_task("CR", shared_data)
+    assert sum(cr.skipped_blank.values()) == 4
+    assert cr.describe()["skipped_blank_lines"] == {
+        "$ST_DEBIAS_DATA/transfer/CR/custrev.pos": 2,
+        "$ST_DEBIAS_DATA/transfer/CR/custrev.neg": 2,
+    }
+    assert "skipped_blank_lines" not in load_transfer_task("MR", shared_data).describe()
+
+
+def test_trec_latin1_line_is_read(shared_data):
+    """train_5500.label has one Latin-1 byte; SentEval reads the file as Latin-1, so must we."""
+    questions = read_trec_file(shared_data / "transfer/TREC/train_5500.label").texts
+    assert any(any(ord(ch) > 127 for ch in q) for q in questions)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Malformed input: an error naming file and line
+# ---------------------------------------------------------------------------------------------------
+
+
+def _file(tmp_path: Path, text: str, encoding: str = "utf-8") -> Path:
+    path = tmp_path / "input.txt"
+    path.write_bytes(text.encode(encoding))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("reader", "text", "line", "fragment"),
+    [
+        (read_sst_file, "good movie\t1\nno tab here\n", 2, "has 1 tab-separated fields"),
+        (read_sst_file, "good movie\t1\nbad\t2\n", 2, "must be one of ['0', '1']"),
+        (read_sst_file, "good movie\t1\n \t0\n", 2, "'sentence'"),
+        (read_sst_file, "a\tb\t1\n", 1, "3 tab-separated fields"),
+        (read_trec_file, "DESC:manner How ?\nNUM How many ?\n", 2, "COARSE:fine question"),
+        (read_trec_file, "DESC:manner How ?\nWHAT:x Why ?\n", 2, "'class'"),
+        (read_trec_file, "DESC:manner\n", 1, "COARSE:fine question"),
+    ],
+)
+def test_malformed_line_names_file_and_line(tmp_path, reader, text, line, fragment):
+    path = _file(tmp_path, text)
+    with pytest.raises(DataFileError) as caught:
+        reader(path)
+    assert caught.value.line == line
+    assert str(caught.value).startswith(f"{path}:{line}:")
+    assert fragment in str(caught.value)
+
+
+MRPC_HEADER = "\ufeffQuality\t#1 ID\t#2 ID\t#1 String\t#2 String\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "line", "fragment"),
+    [
+        ("1\t1\t2\tA cat .\tA cat sits .\n2\t3\t4\tB .\tC .\n", 3, "'Quality'"),
+        ("1\t1\t2\tA cat .\n", 2, "4 tab-separated fields"),
+        ("1\t1\t2\tA cat .\t \n", 2, "'#2 String'"),
+    ],
+)
+def test_malformed_mrpc_row_names_line(tmp_path, body, line, fragment):
+    path = _file(tmp_path, MRPC_HEADER + body)
+    with pytest.raises(DataFileError) as caught:
+        read_mrpc_file(path)
+    assert caught.value.line == line and fragment in str(caught.value)
+
+
+def test_mrpc_reads_bom_header_and_rejects_missing_column(tmp_path):
+    split = read_mrpc_file(_file(tmp_path, MRPC_HEADER + "0\t1\t2\tA  cat .\tA dog .\n"))
+    assert split.texts == ["A cat ."] and split.second == ["A dog ."] and split.labels == [0]
+    path = _file(tmp_path, "\ufeffQuality\t#1 String\n1\tA\n")
+    with pytest.raises(DataFileError, match="lacks the column"):
+        read_mrpc_file(path)
+
+
+@pytest.mark.parametrize("reader", [read_sentence_file, read_sst_file, read_trec_file])
+def test_file_without_examples_is_an_error(tmp_path, reader):
+    with pytest.raises(DataFileError, match=str(tmp_path)):
+        reader(_file(tmp_path, "\n  \n"))
+
+
+def test_not_utf8_sst_names_line(tmp_path):
+    path = tmp_path / "sentiment-dev"
+    path.write_bytes(b"fine\t1\ncaf\xe9 noir\t0\n")
+    with pytest.raises(DataFileError) as caught:
+        read_sst_file(path)
+    assert caught.value.line == 2 and "0xe9" in str(caught.value)
+
+
+def test_missing_file_is_named(tmp_path):
+    (tmp_path / "transfer").mkdir()
+    with pytest.raises(DataNotFoundError, match="rt-polarity.pos"):
+        load_transfer_task("MR", tmp_path)
+    with pytest.raises(ValueError, match="Unknown transfer task"):
+        load_transfer_task("SST5", tmp_path)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Protocol
+# ---------------------------------------------------------------------------------------------------
+
+
+def test_pair_features_layout():
+    u = np.array([[1.0, -2.0], [0.5, 3.0]])
+    v = np.array([[4.0, 1.0], [0.5, -1.0]])
+    features = pair_features(u, v)
+    assert features.shape == (2, 8)
+    np.testing.assert_array_equal(features[:, 0:2], u)
+    np.testing.assert_array_equal(features[:, 2:4], v)
+    np.testing.assert_array_equal(features[:, 4:6], [[3.0, 3.0], [0.0, 4.0]])
+    np.testing.assert_array_equal(features[:, 6:8], [[4.0, -2.0], [0.25, -3.0]])
+
+
+def test_split_embedder_gives_mrpc_layout(shared_data, session_tiny_model, tmp_path):
+    """Both sides of a pair are encoded (and cached) together and laid out [u, v, |u−v|, u·v]."""
+    mrpc = load_transfer_task("MRPC", shared_data)
+    split = Split(mrpc.test.texts[:5], mrpc.test.labels[:5], mrpc.test.second[:5])
+    embed = split_embedder(session_tiny_model, cache_dir=tmp_path, show_progress_bar=False)
+    features = embed(split)
+    u = session_tiny_model.encode(split.texts, convert_to_numpy=True)
+    v = session_tiny_model.encode(split.second, convert_to_numpy=True)
+    np.testing.assert_allclose(features, pair_features(u, v), rtol=1e-4, atol=1e-5)
+    assert len(list((tmp_path / "embeddings").glob("*.npy"))) == 1
+    np.testing.assert_array_equal(embed(split), features)  # the second call reads the cache
+
+
+def _separable(seed: int, n: int = 120, dim: int = 6) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    labels = np.arange(n) % 2
+    features = rng.normal(size=(n, dim)) + 0.8 * labels[:, None]
+    return features, labels
+
+
+def test_folds_and_figures_are_deterministic():
+    features, labels = _separable(0)
+    first = nested_cross_validation(features, labels, seed=3)
+    again = nested_cross_validation(features, labels, seed=3)
+    parallel = nested_cross_validation(features, labels, seed=3, n_jobs=2)
+    assert first == again == parallel
+    other_seed = nested_cross_validation(features, labels, seed=4)
+    assert other_seed["fold_accuracies"] != first["fold_accuracies"]
+    folds = [list(test) for _, test in transfer._folds(3).split(features, labels)]
+    assert folds == [list(test) for _, test in transfer._folds(3).split(features, labels)]
+    assert sorted(itertools.chain(*folds)) == list(range(len(labels)))
+    assert all(sum(labels[f]) in (len(f) // 2, (len(f) + 1) // 2) for f in folds)  # stratified
+
+
+def _task_with_test(protocol: str, test_labels: list[int]) -> tuple[TransferTask, dict[int, np.ndarray]]:
+    features, labels = _separable(1, n=160)
+    split = lambda rows: Split([f"s{i}" for i in rows], [int(labels[i]) for i in rows])  # noqa: E731
+    train, dev, test = split(range(0, 80)), split(range(80, 120)), split(range(120, 160))
+    test = Split(test.texts, test_labels)
+    task = TransferTask("T", protocol, train, ("a", "b"), dev=dev if protocol == "split" else None, test=test)
+    return task, {id(s): features[[int(t[1:]) for t in s.texts]] for s in (train, dev, test)}
+
+
+@pytest.mark.parametrize("protocol", ["split", "train_cv"])
+def test_test_split_is_never_used_for_selection(monkeypatch, protocol):
+    """C and the selection figure must not move when the test labels are flipped, the test split is embedded
+    last, and no selection step scores the test features."""
+    _, labels = _separable(1, n=160)
+    true_test = [int(x) for x in labels[120:160]]
+    original = transfer._Path.accuracy
+    outcomes = []
+    for test_labels in (true_test, [1 - x for x in true_test]):
+        task, table = _task_with_test(protocol, test_labels)
+        test_features = table[id(task.test)]
+        requested: list[str] = []
+        scored_test: list[bool] = []
+
+        def embed(split: Split, table=table, task=task, requested=requested) -> np.ndarray:
+            requested.append(next(name for name, s in task.splits().items() if s is split))
+            return table[id(split)]
+
+        def spy(self, features, labels, scored_test=scored_test, test_features=test_features):
+            scored_test.append(features is test_features)
+            return original(self, features, labels)
+
+        monkeypatch.setattr(transfer._Path, "accuracy", spy)
+        result = score_task(task, embed, seed=0)
+        monkeypatch.undo()
+        assert requested[-1] == "test" and requested.count("test") == 1
+        assert scored_test and not any(scored_test)
+        outcomes.append(result)
+    kept, flipped = outcomes
+    assert kept.details["C"] == flipped.details["C"]
+    assert kept.details["selection_accuracy"] == flipped.details["selection_accuracy"]
+    assert kept.accuracy + flipped.accuracy == pytest.approx(100.0)  # the test labels are what differs
+
+
+def test_split_protocol_selects_on_dev(monkeypatch):
+    """SST-2's protocol: one classifier per C on train, the one best on dev is kept."""
+    task, table = _task_with_test("split", [0] * 40)
+    dev_scores = {c: 50.0 + i for i, c in enumerate(C_GRID)}  # the largest C is best on dev
+    dev_scores[C_GRID[1]] = 99.0
+    dev_size = len(task.dev)
+
+    def accuracy(self, features, labels):
+        assert len(features) == dev_size
+        return dev_scores[self.model.C]
+
+    monkeypatch.setattr(transfer._Path, "accuracy", accuracy)
+    result = score_task(task, lambda split: table[id(split)])
+    assert result.details["C"] == C_GRID[1] and result.details["selection_accuracy"] == 99.0
+    assert result.details["selected_on"] == "dev split"
+
+
+# ---------------------------------------------------------------------------------------------------
+# End to end: a tiny model on a few real rows, the CLI and the report
+# ---------------------------------------------------------------------------------------------------
+
+MINI_ROWS = 24
+
+
+@pytest.fixture(scope="session")
+def mini_transfer_data(tmp_path_factory, shared_data) -> Path:
+    """The first rows of every transfer file (TREC: the first rows of each class), in the data layout."""
+    target = tmp_path_factory.mktemp("mini_transfer")
+    source = shared_data / "transfer"
+    for path in sorted(source.glob("*/*")):
+        out = target / "transfer" / path.relative_to(source)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        lines = path.read_bytes().split(b"\n")
+        if path.parent.name == "TREC":
+            by_class: dict[bytes, list[bytes]] = {}
+            for line in lines:
+                if line:
+                    by_class.setdefault(line.split(b":", 1)[0], []).append(line)
+            kept = [line for rows in by_class.values() for line in rows[:MINI_ROWS // 2]]
+        elif path.parent.name == "SST2":
+            ones = [line for line in lines if line.endswith(b"\t1")][:MINI_ROWS]
+            zeros = [line for line in lines if line.endswith(b"\t0")][:MINI_ROWS]
+            kept = ones + zeros
+        else:
+            kept = lines[: MINI_ROWS * 2 + 1]
+        out.write_bytes(b"\n".join(kept) + b"\n")
+    return target
+
+
+def test_evaluate_transfer_quick_on_real_rows(session_tiny_model, mini_transfer_data, tmp_path):
+    first = evaluate_transfer(
+        session_tiny_model, QUICK_TRANSFER_TASKS, mini_transfer_data, cache_dir=tmp_path, show_progress_bar=False, n_jobs=1
+    )
+    assert list(first["scores"]) == [*QUICK_TRANSFER_TASKS, "avg"]
+    assert first["scores"]["avg"] == pytest.approx(np.mean([first["scores"][t] for t in QUICK_TRANSFER_TASKS]))
+    assert all(0.0 <= v <= 100.0 for v in first["scores"].values())
+    assert first["details"]["MRPC"]["f1"] is not None and first["details"]["MR"]["protocol"] == "cv"
+    assert first["details"][SST2_QUICK]["selected_on"].startswith("10-fold cross-validation")
+    assert len(first["details"]["CR"]["C"]) == 10 and set(first["details"]["CR"]["C"]) <= set(C_GRID)
+    cached = evaluate_transfer(
+        session_tiny_model, QUICK_TRANSFER_TASKS, mini_transfer_data, cache_dir=tmp_path, show_progress_bar=False, n_jobs=2
+    )
+    assert cached["scores"] == first["scores"] and cached["details"] == first["details"]
+    assert len(list((tmp_path / "embeddings").glob("*.npy"))) == 1 + 1 + 1 + 1 + 2 + 2 + 2  # one per split
+
+
+def test_cli_transfer_report(tiny_st_dir, mini_transfer_data, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("ST_DEBIAS_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "eval"
+    code = main(
+        ["eval", str(tiny_st_dir), "--tasks", "transfer", "--transfer-tasks", "MR,TREC,MRPC", "--output", str(out),
+         "--data-dir", str(mini_transfer_data), "--no-progress"]
+    )  # fmt: skip
+    assert code == 0
+    entry = json.loads((out / "results.json").read_text(encoding="utf-8"))[0]
+    assert list(entry["transfer"]) == ["MR", "TREC", "MRPC", "avg"]
+    assert set(entry["transfer_selection"]) == {"MR", "TREC", "MRPC", "avg"}
+    assert entry["sources"]["transfer"]["TREC"]["protocol"] == "train_cv"
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert "Transfer avg of 3 tasks" in report and "MRPC F1" in report and "transfer_scores.png" in report
+    assert (out / "transfer_scores.png").stat().st_size > 0
+    printed = capsys.readouterr().out
+    assert "| MR accuracy |" in printed
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--tasks", "transfer", "--transfer-tasks", "MR,SST5"], "Unknown transfer task"),
+        (["--tasks", "sts", "--transfer-tasks", "MR"], "--transfer-tasks needs 'transfer'"),
+        (["--tasks", "transfer", "--transfer-tasks", "SST2,SST2-quick"], "not both"),
+    ],
+)
+def test_cli_bad_transfer_arguments_exit_2(tmp_path, capsys, args, message):
+    out = tmp_path / "eval"
+    assert main(["eval", "default", *args, "--output", str(out), "--no-progress"]) == 2
+    assert message in capsys.readouterr().err
+    assert not (out / "results.json").exists()
+
+
+def test_cli_malformed_transfer_file_exit_2(tiny_st_dir, mini_transfer_data, tmp_path, capsys):
+    broken = tmp_path / "data"
+    (broken / "transfer" / "TREC").mkdir(parents=True)
+    for name in ("train_5500.label", "TREC_10.label"):
+        (broken / "transfer" / "TREC" / name).write_bytes((mini_transfer_data / "transfer" / "TREC" / name).read_bytes())
+    (broken / "transfer" / "TREC" / "TREC_10.label").write_text("DESC:def What is it ?\nWhat is this ?\n")
+    code = main(
+        ["eval", str(tiny_st_dir), "--tasks", "transfer", "--transfer-tasks", "TREC", "--output", str(tmp_path / "o"),
+         "--data-dir", str(broken), "--no-progress"]
+    )  # fmt: skip
+    assert code == 2
+    assert "TREC_10.label:2:" in capsys.readouterr().err
+
+
+def test_quick_average_is_labelled():
+    from st_debias.evaluation.report import compare_table
+
+    entries = [
+        {"model": name, "transfer": {SST2_QUICK: 70.0, "MR": 60.0, "avg": 65.0}, "transfer_selection": {"avg": 64.0}}
+        for name in ("a", "b")
+    ]
+    table = compare_table(entries)
+    assert "Transfer avg of 2 tasks (quick: SST-2 trained on its dev split)" in table
+    full = [{"model": "a", "transfer": {"SST2": 70.0, "MR": 60.0, "avg": 65.0}}]
+    assert "quick" not in compare_table(full)
+    assert TRANSFER_TASKS[4] == "SST2"
