@@ -6,7 +6,9 @@ Each variant (a recipe YAML) is trained from the same start model, budget and se
 * ``dev``: STS-B dev Spearman ×100 (the trainer's selection metric);
 * ``dev_cont`` / ``dev_oppn``: OssCSE's Cont/Oppn split applied to STS-B *dev* (the test split is a target,
   so the dev split stands in for it);
-* ``neg_cos_heldout``: mean cosine of CANNOT pairs 3,001–6,000 (the reported probe uses the first 3,000).
+* ``neg_cos_heldout``: mean cosine of CANNOT pairs 3,001–6,000 (the reported probe uses the first 3,000);
+* ``transfer_dev``: the SentEval transfer tasks' selection average (dev and cross-validation accuracies only,
+  never a test split; ``--transfer quick`` by default, SST-2 trained on its dev split; ``none`` skips it).
 
 Usage (what produced ``results/select/``):
 
@@ -36,6 +38,7 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "select"
 HELDOUT = (3000, 6000)
 REUSE_STALE = False
+TRANSFER = "quick"
 
 
 def dev_scores(model) -> dict[str, float]:
@@ -52,8 +55,16 @@ def dev_scores(model) -> dict[str, float]:
     sentences, negations = pairs.sentences[HELDOUT[0] :], pairs.negations[HELDOUT[0] :]
     from dev_probes import dev_probe_scores
 
+    transfer = {}
+    if TRANSFER != "none":
+        from st_debias.evaluation.transfer import QUICK_TRANSFER_TASKS, evaluate_transfer
+        from st_debias.evaluation.transfer_data import TRANSFER_TASKS
+
+        tasks = QUICK_TRANSFER_TASKS if TRANSFER == "quick" else TRANSFER_TASKS
+        transfer = {"transfer_dev": evaluate_transfer(model, tasks)["selection"]["avg"], "transfer_tasks": TRANSFER}
     return {
         **dev_probe_scores(cache),
+        **transfer,
         "dev": spearman_x100(cos, dev.scores),
         "dev_cont": split["cont"]["spearman"],
         "dev_oppn": split["oppn"]["spearman"],
@@ -139,7 +150,7 @@ def start_scores(refresh: bool = True) -> dict[str, float]:
 
 
 def write_table() -> Path:
-    keys = ("dev", "dev_cont", "dev_oppn", "neg_cos_heldout", "word_order_cos", "mp_accuracy")
+    keys = ("dev", "dev_cont", "dev_oppn", "neg_cos_heldout", "word_order_cos", "mp_accuracy", "transfer_dev")
     runs: dict[str, list[dict]] = {}
     for file in sorted(RESULTS.glob("*-seed*.json")):
         entry = json.loads(file.read_text())
@@ -148,11 +159,13 @@ def write_table() -> Path:
         "# Recipe variants on development data",
         "",
         "STS-B dev Spearman ×100, OssCSE Cont/Oppn split of STS-B dev, mean cosine of held-out CANNOT pairs "
-        f"{HELDOUT[0] + 1:,}–{HELDOUT[1]:,} (lower = negations separated). Mean over seeds. Command: see "
-        "`benchmarks/select_dev.py`.",
+        f"{HELDOUT[0] + 1:,}–{HELDOUT[1]:,} (lower = negations separated); transfer dev/CV = the SentEval "
+        "transfer tasks' selection average (dev and cross-validation accuracies, no test split; '–' = not measured). "
+        "Mean over seeds. Command: see `benchmarks/select_dev.py`.",
         "",
-        "| variant | seeds | STS-B dev | dev Cont | dev Oppn | CANNOT held-out cos | word-order cos | minimal pairs acc | loss / data |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| variant | seeds | STS-B dev | dev Cont | dev Oppn | CANNOT held-out cos | word-order cos | minimal pairs acc "
+        "| transfer dev/CV | loss / data |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     start = start_scores(refresh=False)
     lines.append("| start | – | " + " | ".join(_fmt(start.get(k, float("nan")), k) for k in keys) + " | – |")
@@ -192,9 +205,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument("--gradient-shares", type=int, default=10, metavar="N", help="log gradient shares every N steps")
     parser.add_argument("--reuse-stale", action="store_true", help="reuse result files whose provenance stamp differs")
+    parser.add_argument(
+        "--transfer", choices=("quick", "full", "none"), default="quick",
+        help="SentEval transfer selection average in the scores (default: the quick subset)",
+    )
     args = parser.parse_args(argv)
-    global REUSE_STALE
+    global REUSE_STALE, TRANSFER
     REUSE_STALE = args.reuse_stale
+    TRANSFER = args.transfer
     if not args.table:
         start_scores()
         for folder in args.score_models:

@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "corpus and seed must match the folder's run.json",
     )
     train.add_argument("--overwrite", action="store_true", help="replace a run already in --output")
-    train.add_argument("--eval-tasks", default="sts,bias", help="evaluation groups: sts,bias[,mteb]")
+    train.add_argument("--eval-tasks", default="sts,bias", help="evaluation groups: sts,bias[,mteb][,transfer]")
     train.add_argument(
         "--quick-eval",
         action="store_true",

@@ -193,3 +193,76 @@ def test_compare_refuses_to_mix_evaluation_scopes(monkeypatch, tmp_path: Path) -
     monkeypatch.setattr(module, "train_and_record", lambda *a, **k: pytest.fail("a full run must not reuse it"))
     with pytest.raises(SystemExit, match="evaluated on STS sets"):
         module.main(["--recipes", "simcse", "--seeds", "42", "--steps", "2", "--results-dir", str(tmp_path)])
+
+
+def _with_transfer(entry: dict, before: float, after: float, mode: str = "full") -> dict:
+    entry["before"]["transfer"], entry["after"]["transfer"] = {"avg": before}, {"avg": after}
+    entry["before"]["transfer_selection"], entry["after"]["transfer_selection"] = {"avg": before}, {"avg": after}
+    return {**entry, "transfer": mode}
+
+
+def test_compare_table_has_a_transfer_column_that_flags_a_recipe_below_the_start(monkeypatch, tmp_path: Path) -> None:
+    module = _load("compare")
+    monkeypatch.setattr(module, "RESULTS", tmp_path)
+    below = _with_transfer(_entry("simcse", 42, 83.0, 70.0, limited=False), 83.0, 82.5)
+    above = _with_transfer(_entry("osscse", 42, 83.0, 70.0, limited=False), 83.0, 83.4)
+    (tmp_path / "simcse-seed42.json").write_text(json.dumps(below))
+    (tmp_path / "osscse-seed42.json").write_text(json.dumps(above))
+    lines = module.write_table().read_text().splitlines()
+    header = next(line for line in lines if line.startswith("| recipe |"))
+    assert header.endswith("| transfer avg | transfer dev/CV avg |")
+    simcse = next(line for line in lines if line.startswith("| simcse |"))
+    osscse = next(line for line in lines if line.startswith("| osscse |"))
+    assert simcse.endswith("| 82.50 (below start) | 82.50 (below start) |")
+    assert osscse.endswith("| 83.40 | 83.40 |")
+    assert next(line for line in lines if line.startswith("| start")).endswith("| 83.00 | 83.00 |")
+
+
+def test_compare_refuses_to_mix_full_and_quick_transfer(monkeypatch, tmp_path: Path) -> None:
+    module = _load("compare")
+    monkeypatch.setattr(module, "RESULTS", tmp_path)
+    full = _with_transfer(_entry("simcse", 42, 83.0, 70.0, limited=False), 83.0, 82.5, "full")
+    quick = _with_transfer(_entry("osscse", 42, 83.0, 70.0, limited=False), 83.0, 83.4, "quick")
+    (tmp_path / "simcse-seed42.json").write_text(json.dumps(full))
+    (tmp_path / "osscse-seed42.json").write_text(json.dumps(quick))
+    with pytest.raises(SystemExit, match="mixes full and quick transfer"):
+        module.write_table()
+
+
+def test_compare_entry_adds_transfer_of_both_models(monkeypatch, tmp_path: Path) -> None:
+    """The result file holds the transfer figures of the trained model and of the start model."""
+    module = _load("compare")
+    seen = []
+    monkeypatch.setattr(module, "add_transfer", lambda block, model, tasks, quiet: seen.append((str(model), tasks)))
+
+    def train_and_record(target, recipe, *, entry, **kw):
+        from types import SimpleNamespace
+
+        result = SimpleNamespace(table="", after={}, before={}, model_dir=tmp_path / "model", best_checkpoint=None,
+                                 selection={}, data_report={}, log_history=[])
+        recorded.append(entry(result, 1.0))
+        return target
+
+    recorded: list[dict] = []
+    monkeypatch.setattr(module, "train_and_record", train_and_record)
+    monkeypatch.setattr(module, "write_table", lambda: tmp_path / "table.md")
+    (tmp_path / "table.md").write_text("table")
+    module.main(["--recipes", "simcse", "--seeds", "1", "--steps", "2", "--transfer", "quick", "--results-dir", str(tmp_path)])
+    assert seen == [(str(tmp_path / "model"), "quick"), ("default", "quick")]
+    assert recorded[0]["transfer"] == "quick"
+    seen.clear()
+    module.main(["--recipes", "simcse", "--seeds", "1", "--steps", "2", "--transfer", "none", "--results-dir", str(tmp_path)])
+    assert seen == []
+
+
+def test_select_table_has_the_transfer_selection_average(monkeypatch, tmp_path: Path) -> None:
+    module = _load("select_dev")
+    monkeypatch.setattr(module, "RESULTS", tmp_path)
+    monkeypatch.setattr(module, "start_scores", lambda refresh=True: {"dev": 86.0, "transfer_dev": 82.68})
+    recipe = {"loss": {"name": "MarginNegationLoss", "params": {}, "recall_gamma": 0.0}, "data": {"options": {}}}
+    scores = {"dev": 86.5, "transfer_dev": 82.9}
+    (tmp_path / "v-seed42.json").write_text(json.dumps({"variant": "v", "recipe": recipe, "scores": scores}))
+    lines = module.write_table().read_text().splitlines()
+    assert "| transfer dev/CV |" in lines[4]
+    assert next(line for line in lines if line.startswith("| start |")).endswith("| 82.68 | – |")
+    assert "| 82.90 |" in next(line for line in lines if line.startswith("| v |"))
