@@ -31,7 +31,7 @@ from st_debias.evaluation.bias_data import (
 )
 from st_debias.evaluation.embeddings import EmbeddingCache, model_fingerprint
 from st_debias.evaluation.evaluate import QUICK_STS_TASKS, evaluate_model
-from st_debias.evaluation.mteb_tasks import local_task, mteb_tasks, run_mteb
+from st_debias.evaluation.mteb_tasks import local_task, mteb_model, mteb_tasks, run_mteb
 from st_debias.evaluation.report import compare_table, write_report, write_results
 from st_debias.evaluation.reuse import EvaluationKey, evaluate_or_reuse, evaluation_key
 from st_debias.evaluation.sts import STSSuite, spearman_x100, sts_dev_evaluator
@@ -62,6 +62,7 @@ __all__ = [
     "load_word_order_sentences",
     "local_task",
     "model_fingerprint",
+    "mteb_model",
     "mteb_tasks",
     "negation_probe",
     "run_mteb",
