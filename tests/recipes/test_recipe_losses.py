@@ -130,3 +130,19 @@ def test_the_recipes_page_lists_every_loss_and_function_name() -> None:
     for name in [*LOSSES, *(n for names in CALLABLE_PARAMS.values() for n in names)]:
         assert f"`{name}`" in row, name
     assert f"at least {MIN_BATCH_SIZE}" in page
+
+
+def test_a_cpu_run_prints_no_pin_memory_warning(tiny_bert_dir: Path, tmp_path: Path) -> None:
+    """Every CPU run of `st-debias train` printed torch's "'pin_memory' ... no accelerator" UserWarning."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        code = main(
+            ["train", "--recipe", "simcse", "--model", str(tiny_bert_dir), "--output", str(tmp_path / "run"),
+             "--batch-size", "4", "--steps", "2", "--eval-steps", "2", "--max-seq-length", "16", "--no-eval",
+             "--cache-dir", str(tmp_path / "cache")]
+        )  # fmt: skip
+    assert code == 0
+    messages = [str(w.message) for w in caught]
+    assert not [m for m in messages if "pin_memory" in m], messages
