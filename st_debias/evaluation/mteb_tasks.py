@@ -140,7 +140,7 @@ def mteb_tasks(
     return [probe_task(name, "hub", data_dir) if name in PROBE_TASKS else hub[name] for name in names], "hub"
 
 
-def mteb_model(model: Any, label: str | None = None):
+def mteb_model(model: Any, label: str | None = None) -> Any:
     """Wrap a SentenceTransformer for ``mteb.evaluate`` under a name and revision unique to its weights.
 
     MTEB files results in its ``ResultCache`` under the model's name and revision. A model loaded from a

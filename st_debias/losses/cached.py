@@ -291,6 +291,11 @@ class CachedLoss(CachedLossMixin, nn.Module):
         return {**inner, "mini_batch_size": self.mini_batch_size}
 
     @property
+    def temperature(self) -> float:
+        """The wrapped loss's temperature, ``1 / scale``."""
+        return self.loss.temperature
+
+    @property
     def citation(self) -> str:
         return (getattr(self.loss, "citation", "") or "") + GRADCACHE_CITATION
 
