@@ -202,7 +202,7 @@ def run_mteb(
     data: str = "auto",
     data_dir: str | os.PathLike[str] | None = None,
     label: str | None = None,
-    cache_dir: str | os.PathLike[str] | None = None,
+    mteb_cache_dir: str | os.PathLike[str] | None = None,
     batch_size: int = 64,
     show_progress_bar: bool = False,
 ) -> dict[str, Any]:
@@ -219,7 +219,8 @@ def run_mteb(
         data: ``local``, ``hub`` or ``auto`` (see :func:`mteb_tasks`).
         data_dir: data folder for local tasks.
         label: model label; becomes the MTEB model name ``st-debias/<label>`` (default: the path or model id).
-        cache_dir: MTEB result cache folder; None (default) disables the cache. With a cache, the
+        mteb_cache_dir: MTEB result cache folder (``--mteb-cache-dir`` of ``st-debias eval``, ``mteb_cache_dir``
+            of :func:`~st_debias.evaluation.evaluate_model`); None (default) disables the cache. With a cache, the
             revision is the weights' fingerprint, so checkpoints never share entries.
         batch_size: encode batch size.
         show_progress_bar: MTEB's progress bars.
@@ -229,7 +230,7 @@ def run_mteb(
 
     tasks, source = mteb_tasks(names, data, data_dir)
     wrapper = mteb_model(model, label)
-    cache = ResultCache(cache_path=str(cache_dir)) if cache_dir is not None else None
+    cache = ResultCache(cache_path=str(mteb_cache_dir)) if mteb_cache_dir is not None else None
     result = mteb.evaluate(
         wrapper,
         tasks,

@@ -62,16 +62,16 @@ def test_sick_r_pair_count_is_the_real_one(tiny_model, mini_data):
 def test_cache_never_mixes_checkpoints(tiny_model, tiny_model_other, mini_data, tmp_path):
     """Two checkpoints saved under the same label must not read each other's cached MTEB results."""
     first = run_mteb(
-        tiny_model, ["STS13"], data="local", data_dir=mini_data, label="run/final", cache_dir=tmp_path
+        tiny_model, ["STS13"], data="local", data_dir=mini_data, label="run/final", mteb_cache_dir=tmp_path
     )
     second = run_mteb(
-        tiny_model_other, ["STS13"], data="local", data_dir=mini_data, label="run/final", cache_dir=tmp_path
+        tiny_model_other, ["STS13"], data="local", data_dir=mini_data, label="run/final", mteb_cache_dir=tmp_path
     )
     assert first["model_name"] == second["model_name"]
     assert first["revision"] != second["revision"]
     assert first["scores"]["STS13"] != second["scores"]["STS13"]
     again = run_mteb(
-        tiny_model, ["STS13"], data="local", data_dir=mini_data, label="run/final", cache_dir=tmp_path
+        tiny_model, ["STS13"], data="local", data_dir=mini_data, label="run/final", mteb_cache_dir=tmp_path
     )
     assert again["scores"]["STS13"] == pytest.approx(
         first["scores"]["STS13"], abs=1e-3
@@ -217,3 +217,17 @@ def test_the_docs_mteb_evaluate_example_runs_and_names_the_model(mini_data, tmp_
         exec(compile(block, "docs/mteb_probes.md", "exec"), {})  # noqa: S102 - the page's own example
     saved = {path.parent.parent.name for path in (tmp_path / "mteb-cache").rglob("CANNOTNegationPC.json")}
     assert saved == {"st-debias__all-MiniLM-L6-v2"}
+
+
+def test_the_mteb_cache_has_one_name_in_python_and_on_the_command_line(tmp_path):
+    """It was --mteb-cache on the command line, mteb_cache_dir in evaluate_model and cache_dir in run_mteb."""
+    import inspect
+
+    from st_debias.cli import build_parser
+    from st_debias.evaluation import evaluate_model
+
+    assert "mteb_cache_dir" in inspect.signature(run_mteb).parameters
+    assert "mteb_cache_dir" in inspect.signature(evaluate_model).parameters
+    for flag in ("--mteb-cache-dir", "--mteb-cache"):  # the older spelling still parses
+        args = build_parser("eval").parse_args(["eval", "m", "--output", str(tmp_path), flag, "x"])
+        assert args.mteb_cache_dir == "x"
