@@ -17,7 +17,7 @@ from sentence_transformers.base.losses.gradcache import (
 )
 from torch import Tensor, nn
 
-from ._base import LossOutput
+from ._base import LossOutput, combine_parts
 from .debias_infonce import DebiasInfoNCE
 from .focal_infonce import FocalInfoNCE
 from .instance_weighted_mnrl import InstanceWeightedMNRL
@@ -265,7 +265,7 @@ class CachedLoss(CachedLossMixin, nn.Module):
         gradients from ``reps``.
         """
         output = self.loss.compute_loss_from_embeddings([torch.cat(column) for column in reps], labels, **kwargs)
-        loss = torch.stack(list(output.values())).sum() if isinstance(output, dict) else output
+        loss = combine_parts(output, return_parts=False) if isinstance(output, dict) else output
         if with_backward:
             if loss.requires_grad:
                 loss.backward()
