@@ -161,14 +161,14 @@ def _build(args: argparse.Namespace):
             if default is not None
         }
         rows, report = build_ipw_dataset(
-            sentences, args.model, positives=args.generator or DEFAULT_POSITIVES, shard=shard, return_report=True,
+            sentences, args.model, generator=args.generator or DEFAULT_POSITIVES, shard=shard, return_report=True,
             seed=args.seed, cache_dir=args.cache_dir, **settings,
         )
     else:
         from st_debias.data.negation.negator import Negator
 
         rows, report = build_negation_dataset(
-            sentences, paraphrases=args.generator or DEFAULT_PARAPHRASES, return_report=True,
+            sentences, generator=args.generator or DEFAULT_PARAPHRASES, return_report=True,
             negator=Negator(args.spacy_model), seed=args.seed, show_progress_bar=True,
         )
     return rows, report

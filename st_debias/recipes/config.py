@@ -153,6 +153,16 @@ def _check_training(training: TrainingConfig, where: str) -> None:
         raise ValueError(f"Recipe {where}: training.warmup_ratio must be in [0, 1), got {training.warmup_ratio!r}.")
 
 
+def _canonical_options(data: DataConfig, where: str) -> None:
+    """Rename ``paraphrases``, the older spelling of the negation rows' ``generator`` option, in place, so that
+    both spellings give one recipe (and one row-cache key)."""
+    if data.kind != "negation" or not isinstance(data.options, dict) or "paraphrases" not in data.options:
+        return
+    if "generator" in data.options:
+        raise ValueError(f"Recipe {where}: data.options gives generator and paraphrases (its older name); keep one.")
+    data.options = {("generator" if key == "paraphrases" else key): value for key, value in data.options.items()}
+
+
 def _check_data(data: DataConfig, where: str) -> None:
     """The data kind, and its options against the builder's signature and the builder's own range checks."""
     if data.kind not in DATA_KINDS:
@@ -172,15 +182,16 @@ def _check_data(data: DataConfig, where: str) -> None:
         from st_debias.data.generators import GENERATOR_CHOICES
         from st_debias.data.negation.builder import OssCSEBuilder as builder
 
-        source = options.pop("paraphrases", "syntactic")
+        source = options.pop("generator", "syntactic")
         if source not in GENERATOR_CHOICES:
             raise ValueError(
-                f"Recipe {where}: data.options.paraphrases must be one of {list(GENERATOR_CHOICES)}, got {source!r}."
+                f"Recipe {where}: data.options.generator (older name: paraphrases) must be one of {list(GENERATOR_CHOICES)}, "
+                f"got {source!r}."
             )
     accepted = [name for name in inspect.signature(builder).parameters if name not in _MACHINERY_OPTIONS]
     unknown = sorted(set(options) - set(accepted))
     if unknown:
-        extra = ["paraphrases"] if data.kind == "negation" else []
+        extra = ["generator"] if data.kind == "negation" else []
         raise ValueError(
             f"Recipe {where}: data.options {unknown} are not options of the {data.kind} builder; "
             f"it takes {extra + accepted}."
@@ -266,6 +277,7 @@ def load_recipe(name_or_path: str | Path) -> Recipe:
         training=_section(TrainingConfig, raw.get("training"), f"{path} training"),
     )
     _check_training(recipe.training, str(path))
+    _canonical_options(recipe.data, str(path))
     _check_data(recipe.data, str(path))
     _check_loss(recipe.loss, str(path))
     _check_batch_size(recipe, str(path))
