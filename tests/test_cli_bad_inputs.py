@@ -227,6 +227,19 @@ CASES = {
             lambda i: [str(i.root / "latin1.txt") + ":1:", "not valid UTF-8"],
         ),
     ),  # fmt: skip
+    "build-without-input": Case(
+        lambda i: ["build", "ipw", "--output", str(i.root / "out")], lambda i: ["--input is required"]
+    ),
+    "build-negation-given-an-ipw-option": Case(
+        lambda i: ["build", "negation", "--input", str(i.corpus()), "--output", str(i.root / "out"),
+                   "--pool-size", "8", "--model", str(i.model)],
+        lambda i: ["--model, --pool-size not read by negation"],
+    ),  # fmt: skip
+    "build-ipw-given-a-negation-option": Case(
+        lambda i: ["build", "ipw", "--input", str(i.corpus()), "--output", str(i.root / "out"),
+                   "--spacy-model", "en_core_web_sm"],
+        lambda i: ["--spacy-model not read by ipw"],
+    ),  # fmt: skip
     # recipes and the dispatcher
     "recipes-unexpected-argument": Case(
         lambda i: ["recipes", "focal"], lambda i: ["unrecognized arguments: focal"]
@@ -312,3 +325,16 @@ def test_every_command_is_registered_by_its_module() -> None:
         parser = build_parser(command)
         subparsers = next(action for action in parser._actions if action.dest == "command")
         assert command in subparsers.choices, f"{COMMANDS[command][0]} does not register {command!r}"
+
+
+def test_build_help_groups_the_options_of_each_kind(capsys) -> None:
+    """`build --help` listed IPW-only flags as if `negation` read them."""
+    with pytest.raises(SystemExit):
+        main(["build", "--help"])
+    text = capsys.readouterr().out
+    shared, ipw, negation = text.split("\noptions:")[1].split("\nipw only:")[0], *text.split("\nipw only:")[1].split(
+        "\nnegation only:"
+    )
+    for flag in ("--pool-size", "--lambda-n", "--shard", "--model", "--cache-dir"):
+        assert f"  {flag} " in ipw and flag not in shared + negation, flag
+    assert "--spacy-model" in negation and "--spacy-model" not in shared + ipw

@@ -87,7 +87,7 @@ def build_ipw_dataset(
     model: Any = None,
     *,
     column: str | None = None,
-    positives: str = DEFAULT_POSITIVES,
+    generator: str = DEFAULT_POSITIVES,
     shard: tuple[int, int] | None = None,
     return_report: bool = False,
     **options: Any,
@@ -98,8 +98,8 @@ def build_ipw_dataset(
         sentences: any iterable of strings (list, generator, ``dataset["text"]``) or a ``datasets.Dataset``.
         model: the guide model (instance, name/path, or None for all-MiniLM-L6-v2).
         column: the sentence column of a ``Dataset``.
-        positives: positive generator choice (:data:`GENERATOR_CHOICES`); ignored when ``options`` give
-            ``positive_generators``.
+        generator: positive generator choice (:data:`GENERATOR_CHOICES`, default ``edits``; ``--generator`` of
+            ``st-debias build``); ignored when ``options`` give ``positive_generators``.
         shard: build only the anchors of shard ``(index, count)``.
         return_report: also return the :class:`BuildReport`.
         **options: other :class:`IPWBuilder` arguments.
@@ -108,8 +108,8 @@ def build_ipw_dataset(
         >>> rows, report = build_ipw_dataset(read_sentences(limit=2000), return_report=True)  # doctest: +SKIP
     """
     if "positive_generators" not in options:
-        options["positive_generators"] = candidate_generators(positives, "ipw")
-        if positives == "dropout":
+        options["positive_generators"] = candidate_generators(generator, "ipw")
+        if generator == "dropout":
             options["on_missing_positive"] = "anchor"
     builder = IPWBuilder(model, **options)
     rows = builder.build(sentences, column=column, shard=shard)
@@ -120,7 +120,7 @@ def build_negation_dataset(
     sentences: Iterable[object] | Dataset,
     *,
     column: str | None = None,
-    paraphrases: str = DEFAULT_PARAPHRASES,
+    generator: str = DEFAULT_PARAPHRASES,
     return_report: bool = False,
     **options: Any,
 ) -> Dataset | tuple[Dataset, BuildReport]:
@@ -129,8 +129,9 @@ def build_negation_dataset(
     Args:
         sentences: any iterable of strings (list, generator, ``dataset["text"]``) or a ``datasets.Dataset``.
         column: the sentence column of a ``Dataset``.
-        paraphrases: paraphrase generator choice (:data:`GENERATOR_CHOICES`, default ``syntactic`` as in the
-            recipes); ignored when ``options`` give ``paraphrase_generators``.
+        generator: paraphrase generator choice (:data:`GENERATOR_CHOICES`, default ``syntactic`` as in the
+            recipes; ``--generator`` of ``st-debias build``, ``data.options.generator`` of a recipe); ignored when
+            ``options`` give ``paraphrase_generators``.
         return_report: also return the :class:`BuildReport`.
         **options: other :class:`OssCSEBuilder` arguments (``negator``, ``mer_range``, ``seed``...).
 
@@ -140,12 +141,12 @@ def build_negation_dataset(
     if "paraphrase_generators" not in options:
         negator = options.get("negator")
         options["paraphrase_generators"] = candidate_generators(
-            paraphrases,
+            generator,
             "negation",
             mer_range=options.get("mer_range", (0.15, 0.6)),
             spacy_model=negator.model if negator is not None else None,
         )
-        if paraphrases == "dropout":
+        if generator == "dropout":
             options["on_missing_paraphrase"] = "anchor"
     builder = OssCSEBuilder(**options)
     rows = builder.build(sentences, column=column)

@@ -23,6 +23,33 @@ from pathlib import Path
 
 from st_debias.data.generators import GENERATOR_CHOICES
 
+#: Options of ``build ipw`` only: flag -> (type, default, help). Parsed with default None, so that giving one
+#: to another kind can be refused; :func:`_build` fills in the defaults.
+IPW_OPTIONS: dict[str, tuple[type, object, str]] = {
+    "--model": (str, None, "guide model (default all-MiniLM-L6-v2)"),
+    "--shard": (str, None, "build only shard I/N of the anchors, e.g. 0/4"),
+    "--num-negatives": (int, 2, "negatives per anchor (default 2)"),
+    "--pool-size": (int, 64, "neighbours searched per anchor (default 64)"),
+    "--lambda-n": (float, 0.8, "IPWBuilder lambda_n (default 0.8)"),
+    "--lambda-p": (float, 0.8, "IPWBuilder lambda_p (default 0.8)"),
+    "--temperature": (float, 1.0, "IPWBuilder temperature (default 1.0)"),
+    "--cache-dir": (str, None, "embedding cache (default $ST_DEBIAS_CACHE)"),
+}
+#: Options of ``build negation`` only.
+NEGATION_OPTIONS: tuple[str, ...] = ("--spacy-model",)
+
+
+def _dest(flag: str) -> str:
+    return flag.lstrip("-").replace("-", "_")
+
+
+def _misplaced_options(args: argparse.Namespace) -> list[str]:
+    """The kind-specific options given to a kind that does not read them."""
+    foreign = {"ipw": NEGATION_OPTIONS, "negation": tuple(IPW_OPTIONS)}.get(
+        args.kind, (*IPW_OPTIONS, *NEGATION_OPTIONS)
+    )
+    return [flag for flag in foreign if getattr(args, _dest(flag)) is not None]
+
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``build`` subcommand to the ``st-debias`` dispatcher."""
@@ -31,21 +58,17 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--input", "-i", nargs="+", help="sentence file (one per line); for merge: shard folders")
     parser.add_argument("--output", "-o", required=True, help="output folder (dataset + report.json)")
     parser.add_argument("--limit", type=int, default=None, help="first N lines only")
-    parser.add_argument("--model", default=None, help="guide model (default all-MiniLM-L6-v2)")
-    parser.add_argument("--shard", default=None, help="ipw: build only shard I/N of the anchors, e.g. 0/4")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--num-negatives", type=int, default=2)
-    parser.add_argument("--pool-size", type=int, default=64)
-    parser.add_argument("--lambda-n", type=float, default=0.8)
-    parser.add_argument("--lambda-p", type=float, default=0.8)
-    parser.add_argument("--temperature", type=float, default=1.0)
-    parser.add_argument("--cache-dir", default=None, help="embedding cache (default $ST_DEBIAS_CACHE)")
-    parser.add_argument("--spacy-model", default=None, help="negation: spaCy model (default en_core_web_sm)")
     parser.add_argument(
         "--generator", choices=GENERATOR_CHOICES, default=None,
         help="paraphrase (negation) or positive (ipw) candidates; default: the recipes' choice, syntactic for "
         "negation, edits for ipw; dropout: the anchor itself",
     )
+    ipw = parser.add_argument_group("ipw only")
+    for flag, (kind, _, text) in IPW_OPTIONS.items():
+        ipw.add_argument(flag, type=kind, default=None, help=text)
+    negation = parser.add_argument_group("negation only")
+    negation.add_argument("--spacy-model", default=None, help="spaCy model (default en_core_web_sm)")
     parser.set_defaults(func=run)
     return parser
 
@@ -71,7 +94,12 @@ def run(args: argparse.Namespace) -> int:
     from st_debias.files import check_writable_folder
 
     if not args.input:
-        raise SystemExit("--input is required")
+        print(f"st-debias build {args.kind}: error: --input is required", file=sys.stderr)
+        return 2
+    misplaced = _misplaced_options(args)
+    if misplaced:
+        print(f"st-debias build {args.kind}: error: {', '.join(misplaced)} not read by {args.kind}", file=sys.stderr)
+        return 2
     try:
         check_writable_folder(args.output)
         rows, report = _build(args)
@@ -127,16 +155,20 @@ def _build(args: argparse.Namespace):
 
     if args.kind == "ipw":
         shard = tuple(int(x) for x in args.shard.split("/")) if args.shard else None
+        settings = {
+            _dest(flag): default if getattr(args, _dest(flag)) is None else getattr(args, _dest(flag))
+            for flag, (_, default, _) in IPW_OPTIONS.items()
+            if default is not None
+        }
         rows, report = build_ipw_dataset(
-            sentences, args.model, positives=args.generator or DEFAULT_POSITIVES, shard=shard, return_report=True,
-            num_negatives=args.num_negatives, pool_size=args.pool_size, lambda_n=args.lambda_n,
-            lambda_p=args.lambda_p, temperature=args.temperature, seed=args.seed, cache_dir=args.cache_dir,
+            sentences, args.model, generator=args.generator or DEFAULT_POSITIVES, shard=shard, return_report=True,
+            seed=args.seed, cache_dir=args.cache_dir, **settings,
         )
     else:
         from st_debias.data.negation.negator import Negator
 
         rows, report = build_negation_dataset(
-            sentences, paraphrases=args.generator or DEFAULT_PARAPHRASES, return_report=True,
+            sentences, generator=args.generator or DEFAULT_PARAPHRASES, return_report=True,
             negator=Negator(args.spacy_model), seed=args.seed, show_progress_bar=True,
         )
     return rows, report

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-#: Named generator choices shared by the recipes (``paraphrases:``), ``st-debias build --generator`` and the
+#: Named generator choices shared by the recipes (``generator:``), ``st-debias build --generator`` and the
 #: one-call builders; :func:`st_debias.data.builders.candidate_generators` turns a name into generators.
 GENERATOR_CHOICES = ("syntactic", "syntactic+edits", "edits", "dropout")
 

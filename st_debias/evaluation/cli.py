@@ -65,7 +65,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "CANNOTNegationPC, WikiWordOrderPC)",
     )
     parser.add_argument(
+        "--mteb-cache-dir",
         "--mteb-cache",
+        dest="mteb_cache_dir",
         default=None,
         help="MTEB result cache folder (default: none; entries are keyed by a hash of the weights)",
     )
@@ -125,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
                 word_order_lines=args.word_order_lines,
                 mteb_data=args.mteb_data,
                 mteb_tasks=args.mteb_tasks.split(",") if args.mteb_tasks else STS_TASKS,
-                mteb_cache_dir=args.mteb_cache,
+                mteb_cache_dir=args.mteb_cache_dir,
                 pair_dataset=args.pairs if "bias" in tasks else None,
                 pair_columns=args.pair_columns.split(",") if args.pair_columns else None,
                 transfer_tasks=transfer_tasks,

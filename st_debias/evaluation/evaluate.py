@@ -191,7 +191,7 @@ def evaluate_model(
             data=mteb_data,
             data_dir=data_dir,
             label=label,
-            cache_dir=mteb_cache_dir,
+            mteb_cache_dir=mteb_cache_dir,
             batch_size=batch_size,
             show_progress_bar=show_progress_bar,
         )

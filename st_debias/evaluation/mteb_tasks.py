@@ -15,9 +15,10 @@ Two data paths, one scoring path:
 Every source records its real pair count (SICK-R: 4,927 pairs locally, 9,927 on the hub).
 
 Result cache: MTEB keys its cache on the model name and revision it sees. For a model loaded from a
-folder those are not unique per checkpoint, so :func:`run_mteb` sets the name to ``st-debias/<label>``
-and the revision to :func:`~st_debias.evaluation.embeddings.model_fingerprint` (a hash of the weights):
-two checkpoints of one base never share cached results. By default no cache is used at all.
+folder MTEB has neither, so every local model shares one cache entry. :func:`mteb_model` (used by
+:func:`run_mteb`, and the way to call ``mteb.evaluate`` yourself) sets the name to ``st-debias/<label>``
+and the revision to :func:`~st_debias.fingerprint.model_fingerprint` (a hash of the weights): two models,
+or two checkpoints of one base, never share cached results. By default :func:`run_mteb` uses no cache.
 """
 
 from __future__ import annotations
@@ -139,10 +140,38 @@ def mteb_tasks(
     return [probe_task(name, "hub", data_dir) if name in PROBE_TASKS else hub[name] for name in names], "hub"
 
 
-def _mteb_model(model: Any, label: str):
-    """Wrap a SentenceTransformer for MTEB with a name and revision unique to its weights."""
+def mteb_model(model: Any, label: str | None = None) -> Any:
+    """Wrap a SentenceTransformer for ``mteb.evaluate`` under a name and revision unique to its weights.
+
+    MTEB files results in its ``ResultCache`` under the model's name and revision. A model loaded from a
+    folder (or built in Python) has neither, so MTEB files every such model under
+    ``no_model_name_available/no_revision_available``, and a second local model silently gets the first
+    one's cached scores. The wrapper returned here is named ``st-debias/<label>`` and its revision is
+    :func:`~st_debias.fingerprint.model_fingerprint` (a hash of the weights), so two different models, or
+    two checkpoints saved under one label, never share cache entries.
+
+    Args:
+        model: a SentenceTransformer, a saved model folder, ``"default"`` or a hub id.
+        label: the model's name in MTEB's cache and results (only its last path part is kept; default:
+            the folder or model id).
+
+    Returns:
+        MTEB's ``SentenceTransformerEncoderWrapper`` around the model, for ``mteb.evaluate``.
+
+    Example:
+        ::
+
+            import mteb
+            from mteb.cache import ResultCache
+            from st_debias.evaluation import mteb_model, mteb_tasks
+
+            tasks, _ = mteb_tasks(["STSBenchmark-Oppn", "CANNOTNegationPC"], data="local")
+            result = mteb.evaluate(mteb_model("default"), tasks, cache=ResultCache("mteb-cache"))
+    """
     from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
 
+    model, default_label = load_any_model(model)
+    label = label or default_label
     wrapper = SentenceTransformerEncoderWrapper(model)
     safe = re.sub(r"[^0-9A-Za-z._-]+", "_", Path(label).name or label).strip("_") or "model"
     wrapper.mteb_model_meta = wrapper.mteb_model_meta.model_copy(
@@ -151,17 +180,38 @@ def _mteb_model(model: Any, label: str):
     return wrapper
 
 
+def average_by_metric(scores: dict[str, float], metrics: dict[str, str]) -> dict[str, float]:
+    """Mean score of each metric kind: ``{"avg": …}`` for one kind, ``{"avg <metric>": …}`` per kind otherwise.
+
+    Args:
+        scores: task → score.
+        metrics: task → its main score's name (``cosine_spearman``, ``cosine_ap``, …).
+    """
+    groups: dict[str, list[float]] = {}
+    for task, score in scores.items():
+        groups.setdefault(metrics[task], []).append(score)
+    if len(groups) == 1:
+        (values,) = groups.values()
+        return {"avg": sum(values) / len(values)}
+    return {f"avg {metric}": sum(values) / len(values) for metric, values in groups.items()}
+
+
 def run_mteb(
     model: Any,
     names: tuple[str, ...] | list[str] = STS_TASKS,
     data: str = "auto",
     data_dir: str | os.PathLike[str] | None = None,
     label: str | None = None,
-    cache_dir: str | os.PathLike[str] | None = None,
+    mteb_cache_dir: str | os.PathLike[str] | None = None,
     batch_size: int = 64,
     show_progress_bar: bool = False,
 ) -> dict[str, Any]:
-    """Run MTEB tasks and return ``{"scores": {task: main score ×100, "avg": …}, "data": …, "sources": …}``.
+    """Run MTEB tasks: ``{"scores": {task: main score ×100, averages}, "main_scores", "chance", "data", "sources", …}``.
+
+    The scores hold the mean of each metric kind (:func:`average_by_metric`): ``avg`` when every task has
+    one main score, else ``avg cosine_spearman``, ``avg cosine_ap``, … (a Spearman is never averaged
+    with an average precision). ``main_scores`` names each task's metric; ``chance`` gives the average
+    precision ×100 of a random ranking for the pair-classification probes (the share of label-1 pairs).
 
     Args:
         model: a SentenceTransformer, a saved model folder, ``"default"`` or a hub id.
@@ -169,7 +219,8 @@ def run_mteb(
         data: ``local``, ``hub`` or ``auto`` (see :func:`mteb_tasks`).
         data_dir: data folder for local tasks.
         label: model label; becomes the MTEB model name ``st-debias/<label>`` (default: the path or model id).
-        cache_dir: MTEB result cache folder; None (default) disables the cache. With a cache, the
+        mteb_cache_dir: MTEB result cache folder (``--mteb-cache-dir`` of ``st-debias eval``, ``mteb_cache_dir``
+            of :func:`~st_debias.evaluation.evaluate_model`); None (default) disables the cache. With a cache, the
             revision is the weights' fingerprint, so checkpoints never share entries.
         batch_size: encode batch size.
         show_progress_bar: MTEB's progress bars.
@@ -177,11 +228,9 @@ def run_mteb(
     import mteb
     from mteb.cache import ResultCache
 
-    model, default_label = load_any_model(model)
-    label = label or default_label
     tasks, source = mteb_tasks(names, data, data_dir)
-    wrapper = _mteb_model(model, label)
-    cache = ResultCache(cache_path=str(cache_dir)) if cache_dir is not None else None
+    wrapper = mteb_model(model, label)
+    cache = ResultCache(cache_path=str(mteb_cache_dir)) if mteb_cache_dir is not None else None
     result = mteb.evaluate(
         wrapper,
         tasks,
@@ -195,7 +244,13 @@ def run_mteb(
         name = task_result.task_name.removesuffix("-local")
         scores[name] = float(task_result.get_score()) * 100.0
     ordered = {name: scores[name] for name in names if name in scores}
-    ordered["avg"] = sum(ordered.values()) / len(ordered)
+    metrics = {task.metadata.name.removesuffix("-local"): task.metadata.main_score for task in tasks}
+    averages = average_by_metric(ordered, metrics)
+    chance = {
+        task.metadata.name: task.st_debias_source["chance_ap"] * 100.0
+        for task in tasks
+        if "chance_ap" in getattr(task, "st_debias_source", {})
+    }
     sources: dict[str, Any] = {}
     for task in tasks:
         name = task.metadata.name.removesuffix("-local")
@@ -209,7 +264,9 @@ def run_mteb(
     if "SICK-R" in sources and source == "hub":
         sources["SICK-R"]["note"] = f"MTEB hub SICK-R: {SICK_R_PAIRS['hub']:,} pairs (train+trial+test)"
     return {
-        "scores": ordered,
+        "scores": {**ordered, **averages},
+        "main_scores": metrics,
+        "chance": chance,
         "data": source,
         "model_name": wrapper.mteb_model_meta.name,
         "revision": wrapper.mteb_model_meta.revision,
@@ -217,4 +274,13 @@ def run_mteb(
     }
 
 
-__all__ = ["LOCAL_FILES", "LOCAL_TASKS", "SICK_R_PAIRS", "local_task", "mteb_tasks", "run_mteb"]
+__all__ = [
+    "LOCAL_FILES",
+    "LOCAL_TASKS",
+    "SICK_R_PAIRS",
+    "average_by_metric",
+    "local_task",
+    "mteb_model",
+    "mteb_tasks",
+    "run_mteb",
+]

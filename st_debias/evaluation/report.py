@@ -53,11 +53,29 @@ def eligible_cont_oppn(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {k: v for k, v in result.get("bias", {}).get("cont_oppn", {}).items() if v.get("eligible")}
 
 
-def _average_label(results: list[dict[str, Any]], block: str, prefix: str) -> str:
-    """'STS-7 avg' only over the seven sets; otherwise say how many tasks the mean covers."""
-    tasks = {t for r in results for t in r.get(block, {}) if t != "avg"}
+def _is_average(key: str) -> bool:
+    """``avg``, or the mean of one metric kind (``avg cosine_ap``) in an MTEB block."""
+    return key == "avg" or key.startswith("avg ")
+
+
+def _main_scores(results: list[dict[str, Any]]) -> dict[str, str]:
+    """Task → main score name of the MTEB tasks, as recorded by ``run_mteb``."""
+    return {
+        task: metric
+        for r in results
+        for task, metric in r.get("sources", {}).get("mteb", {}).get("main_scores", {}).items()
+    }
+
+
+def _average_label(results: list[dict[str, Any]], block: str, prefix: str, key: str = "avg") -> str:
+    """'STS-7 avg' only over the seven sets; otherwise say how many tasks (of which metric) the mean covers."""
+    tasks = {t for r in results for t in r.get(block, {}) if not _is_average(t)}
     if block == "sts" and tasks == set(STS_TASKS):
         return f"{prefix}-7 avg"
+    if key != "avg":
+        metric = key.removeprefix("avg ")
+        tasks = {t for t in tasks if _main_scores(results).get(t) == metric}
+        return f"{prefix} avg {metric} of {len(tasks)} task{'s' if len(tasks) != 1 else ''}"
     label = f"{prefix} avg of {len(tasks)} task{'s' if len(tasks) != 1 else ''}"
     if block == "transfer":
         # SST-2 trained on its dev split is not SentEval's SST-2: the average must say so.
@@ -105,9 +123,16 @@ def compare_table(results: list[dict[str, Any]]) -> str:
             row(task, [s.get(task) for s in sts])
     mteb = [r.get("mteb", {}) for r in results]
     if any(mteb):
-        row(_average_label(results, "mteb", "MTEB"), [m.get("avg") for m in mteb])
+        for key in _average_keys(results, "mteb"):
+            row(_average_label(results, "mteb", "MTEB", key), [m.get(key) for m in mteb])
+        chance = {
+            task: value
+            for r in results
+            for task, value in r.get("sources", {}).get("mteb", {}).get("chance", {}).items()
+        }
         for task in _task_order(results, "mteb"):
-            row(f"MTEB {task}", [m.get(task) for m in mteb])
+            note = f" (chance {chance[task]:.1f})" if task in chance else ""
+            row(f"MTEB {task}{note}", [m.get(task) for m in mteb])
     transfer = [r.get("transfer", {}) for r in results]
     if any(transfer):
         row(f"**{_average_label(results, 'transfer', 'Transfer')}** (accuracy)", [t.get("avg") for t in transfer])
@@ -169,9 +194,14 @@ def _pyplot():
 
 
 def _task_order(results: list[dict[str, Any]], block: str) -> list[str]:
-    """Tasks of ``block`` across entries: the STS-7 order first, then any other task, ``avg`` left out."""
-    present = [t for r in results for t in r.get(block, {}) if t != "avg"]
+    """Tasks of ``block`` across entries: the STS-7 order first, then any other task, averages left out."""
+    present = [t for r in results for t in r.get(block, {}) if not _is_average(t)]
     return [t for t in STS_TASKS if t in present] + [t for t in dict.fromkeys(present) if t not in STS_TASKS]
+
+
+def _average_keys(results: list[dict[str, Any]], block: str) -> list[str]:
+    """The average keys of ``block`` across entries (``avg``, or one per metric kind), in first-seen order."""
+    return list(dict.fromkeys(t for r in results for t in r.get(block, {}) if _is_average(t)))
 
 
 def _bar_limits(ax, values: list[float]) -> None:
@@ -190,10 +220,10 @@ def plot_scores(results: list[dict[str, Any]], block: str = "sts", title: str | 
     plt = _pyplot()
     labels = _labels(results)
     tasks = _task_order(results, block)
-    if any("avg" in r.get(block, {}) for r in results):
-        tasks.append("avg")
+    averages = _average_keys(results, block)
     prefix = {"sts": "STS", "transfer": "Transfer"}.get(block, block.upper())
-    ticks = [_average_label(results, block, prefix) if t == "avg" else t for t in tasks]
+    ticks = tasks + [_average_label(results, block, prefix, key) for key in averages]
+    tasks = tasks + averages
     fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(tasks) + 3), 4.4))
     width = 0.8 / len(results)
     x = np.arange(len(tasks))

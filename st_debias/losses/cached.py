@@ -17,12 +17,13 @@ from sentence_transformers.base.losses.gradcache import (
 )
 from torch import Tensor, nn
 
-from ._base import LossOutput
+from ._base import LossOutput, combine_parts
 from .debias_infonce import DebiasInfoNCE
 from .focal_infonce import FocalInfoNCE
 from .instance_weighted_mnrl import InstanceWeightedMNRL
 from .margin_negation import MarginNegationLoss
 from .recall_regularizer import RecallRegularizer
+from .similarity_preservation import SimilarityPreservation
 
 GRADCACHE_CITATION = """
 @inproceedings{gao2021scaling,
@@ -92,8 +93,10 @@ class CachedLoss(CachedLossMixin, nn.Module):
         Requirements:
             1. Those of the wrapped loss.
             2. A large ``per_device_train_batch_size`` and a ``mini_batch_size`` that fits in memory.
-            3. Not inside :class:`MatryoshkaLoss` (it raises): its cached-loss path assumes a loss
-               that returns one tensor from ``calculate_loss``.
+            3. Inside :class:`MatryoshkaLoss` it works as sentence-transformers' cached losses do: the
+               wrapped loss runs once per dimension on the cached embeddings, and the named parts are
+               summed. Wrap :class:`RecallRegularizer` around either. Not inside
+               :class:`AdaptiveLayerLoss` nor around :class:`SimilarityPreservation` (both raise).
 
         Inputs:
             Those of the wrapped loss.
@@ -134,6 +137,12 @@ class CachedLoss(CachedLossMixin, nn.Module):
                 f"{name}: RecallRegularizer depends on the parameters, not only on the embeddings, so its gradient "
                 f"cannot be cached. Wrap it around the cached loss instead: RecallRegularizer(model, {name}(model, ...))."
             )
+        if isinstance(loss, SimilarityPreservation):
+            raise ValueError(
+                f"{name}: SimilarityPreservation compares the anchors with a reference model's embeddings of the "
+                "same texts, which the cached embeddings do not carry; it cannot be cached, nor wrap a cached loss. "
+                "Use it around the uncached loss: SimilarityPreservation(model, FocalInfoNCE(model), ...)."
+            )
         if not callable(getattr(loss, "compute_loss_from_embeddings", None)):
             raise ValueError(
                 f"{name}: the wrapped loss {type(loss).__name__} has no compute_loss_from_embeddings(...)."
@@ -151,15 +160,6 @@ class CachedLoss(CachedLossMixin, nn.Module):
         self.mini_batch_size = mini_batch_size
         self.show_progress_bar = show_progress_bar
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name == "calculate_loss":
-            # MatryoshkaLoss swaps in its own calculate_loss for cached losses; this class never calls it.
-            raise ValueError(
-                f"{type(self).__name__} does not support MatryoshkaLoss (which replaces calculate_loss of cached "
-                "losses): use MatryoshkaLoss around the uncached loss."
-            )
-        super().__setattr__(name, value)
-
     # -- forward ---------------------------------------------------------------------------------
     def forward(
         self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None
@@ -169,6 +169,7 @@ class CachedLoss(CachedLossMixin, nn.Module):
                 f"{type(self).__name__} was built with model=None: call compute_loss_from_embeddings(...) "
                 "with embeddings, or pass a SentenceTransformer to train."
             )
+        _refuse_adaptive_layer(self.model, type(self).__name__)
         features = _input_columns(self.loss, list(sentence_features))
         grad_enabled = torch.is_grad_enabled()
         # Fixed before any forward: modules may edit the features in place, and step 3 replays step 1.
@@ -176,24 +177,33 @@ class CachedLoss(CachedLossMixin, nn.Module):
         extra = self._guide_kwargs(features, ranges[0])
 
         # Step 1: embed without gradients, keeping each mini-batch's random state for the replay.
-        embeddings: list[Tensor] = []
+        reps: list[list[Tensor]] = []
         random_states: list[list[RandContext | None]] = []
         for feature, column_ranges in zip(features, ranges):
             chunks, states = [], []
             for chunk, state in self.embed_minibatch_iter(
                 feature, with_grad=False, copy_random_state=grad_enabled, ranges=column_ranges
             ):
-                chunks.append(chunk)
+                chunks.append(chunk.detach().requires_grad_(grad_enabled))
                 states.append(state)
-            embeddings.append(torch.cat(chunks).requires_grad_(grad_enabled))
+            reps.append(chunks)
             random_states.append(states)
+        decorated = "calculate_loss" in vars(self)  # MatryoshkaLoss replaced it with its per-dimension loop
         if not grad_enabled:
-            return self.loss.compute_loss_from_embeddings(embeddings, labels, **extra)
+            if decorated:
+                return self.calculate_loss(reps, labels, **extra)
+            return self.loss.compute_loss_from_embeddings([torch.cat(column) for column in reps], labels, **extra)
 
         # Step 2: the loss on the whole batch, and the gradients of each part w.r.t. the embeddings.
-        output = self.loss.compute_loss_from_embeddings(embeddings, labels, **extra)
-        parts = output if isinstance(output, dict) else {_SINGLE: output}
-        caches = _embedding_gradients(list(parts.values()), embeddings, type(self).__name__)
+        if decorated:
+            output = self.calculate_loss(reps, labels, with_backward=True, **extra)
+            parts = {_SINGLE: output}
+            caches = [[torch.cat([_grad_or_zeros(rep) for rep in column]) for column in reps]]
+        else:
+            embeddings = [torch.cat(column) for column in reps]
+            output = self.loss.compute_loss_from_embeddings(embeddings, labels, **extra)
+            parts = output if isinstance(output, dict) else {_SINGLE: output}
+            caches = _embedding_gradients(list(parts.values()), embeddings, type(self).__name__)
         values = torch.stack([part.detach() for part in parts.values()]).requires_grad_()
 
         # Step 3, deferred to the backward pass: a hook on the part values re-embeds and back-propagates.
@@ -243,6 +253,25 @@ class CachedLoss(CachedLossMixin, nn.Module):
         ]
         return {"guide_embeddings": [torch.cat(column) for column in zip(*chunks)]}
 
+    def calculate_loss(
+        self, reps: list[list[Tensor]], labels: Tensor | None = None, *, with_backward: bool = False, **kwargs: Any
+    ) -> Tensor:
+        """The wrapped loss (its parts summed) on mini-batch embeddings: the hook MatryoshkaLoss decorates.
+
+        The contract of sentence-transformers' cached losses: ``reps`` holds each column's mini-batch
+        embeddings, and ``with_backward=True`` back-propagates the loss into them (their ``.grad``) and
+        returns it detached. :class:`MatryoshkaLoss` replaces this method on the instance by a loop that
+        calls it once per dimension with truncated embeddings; :meth:`forward` then takes the cached
+        gradients from ``reps``.
+        """
+        output = self.loss.compute_loss_from_embeddings([torch.cat(column) for column in reps], labels, **kwargs)
+        loss = combine_parts(output, return_parts=False) if isinstance(output, dict) else output
+        if with_backward:
+            if loss.requires_grad:
+                loss.backward()
+            loss = loss.detach()
+        return loss
+
     # -- math --------------------------------------------------------------------------------------
     def compute_loss_from_embeddings(
         self, embeddings: list[Tensor], labels: Tensor | None = None, **kwargs: Any
@@ -262,15 +291,36 @@ class CachedLoss(CachedLossMixin, nn.Module):
         return {**inner, "mini_batch_size": self.mini_batch_size}
 
     @property
+    def temperature(self) -> float:
+        """The wrapped loss's temperature, ``1 / scale``."""
+        return self.loss.temperature
+
+    @property
     def citation(self) -> str:
         return (getattr(self.loss, "citation", "") or "") + GRADCACHE_CITATION
 
 
 def _input_columns(loss: nn.Module, features: list[dict[str, Tensor]]) -> list[dict[str, Tensor]]:
     """The columns the wrapped loss embeds: MarginNegationLoss(contrastive="dropout") adds a second anchor view."""
-    if isinstance(loss, MarginNegationLoss) and loss.contrastive == "dropout" and len(features) == 3:
-        features.append(loss._dropout_view(features[0]))
-    return features
+    return loss.input_columns(features) if isinstance(loss, MarginNegationLoss) else features
+
+
+def _grad_or_zeros(rep: Tensor) -> Tensor:
+    """A mini-batch's cached gradient (zeros where the loss did not reach it)."""
+    return rep.grad if rep.grad is not None else torch.zeros_like(rep)
+
+
+def _refuse_adaptive_layer(model: Any, name: str) -> None:
+    """AdaptiveLayerLoss patches the transformer's forward only while its own forward runs; a cached loss
+    re-embeds during the backward pass, after the patch is gone (sentence-transformers' cached losses fail
+    the same way, with ``KeyError: 'all_layer_embeddings'``)."""
+    from sentence_transformers.sentence_transformer.losses.adaptive_layer import TransformerDecorator
+
+    if isinstance(getattr(model[0], "forward", None), TransformerDecorator):
+        raise ValueError(
+            f"{name} cannot run inside AdaptiveLayerLoss: it re-embeds during the backward pass, after "
+            "AdaptiveLayerLoss has restored the model's forward. Use AdaptiveLayerLoss around the uncached loss."
+        )
 
 
 def _embedding_gradients(

@@ -143,11 +143,24 @@ class MarginNegationLoss(EmbeddingLoss):
         self._view: dict[str, Tensor] = {}
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> LossOutput:
-        features = list(sentence_features)
-        if self.contrastive == "dropout" and len(features) == 3:
-            # A second dropout view of the anchor, as the fourth column.
-            features.append(self._dropout_view(features[0]))
-        return self.compute_loss_from_embeddings(self.embed(features), labels)
+        return self.compute_loss_from_embeddings(self.embed(self.input_columns(list(sentence_features))), labels)
+
+    def input_columns(self, features: list[dict[str, Tensor]]) -> list[dict[str, Tensor]]:
+        """The columns to embed: the dataset's three text columns, plus (``contrastive="dropout"``) a second
+        dropout view of the anchor as the fourth.
+
+        Raises:
+            ValueError: the dataset does not give exactly three text columns (a fourth would otherwise be
+                taken for the anchor's dropout view).
+        """
+        if len(features) != 3:
+            raise ValueError(
+                f"MarginNegationLoss expects 3 text columns (anchor, paraphrase, negation), got {len(features)}. "
+                "The anchor's second dropout view is made by the loss itself; remove extra columns (ids, metadata)."
+            )
+        if self.contrastive == "dropout":
+            return [*features, self._dropout_view(features[0])]
+        return features
 
     def _dropout_view(self, anchor_features: dict[str, Tensor]) -> dict[str, Tensor]:
         """A copy of the anchor's features (the model writes its outputs into the dict it embeds), made once

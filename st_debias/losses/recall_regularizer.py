@@ -128,6 +128,23 @@ class RecallRegularizer(nn.Module):
         parts["recall"] = recall.to(device=reference.device, dtype=reference.dtype)
         return combine_parts(parts, self.return_parts)
 
+    @property
+    def uses_gradient_cache(self) -> bool:
+        """True around a cached loss, so that sentence-transformers' wrappers treat this loss as one."""
+        return bool(getattr(self.loss, "uses_gradient_cache", False))
+
+    @property
+    def calculate_loss(self) -> Any:
+        """What MatryoshkaLoss decorates on a cached loss; around one, refused with the order that works."""
+        if not self.uses_gradient_cache:
+            raise AttributeError("calculate_loss")
+        inner = type(self.loss).__name__
+        raise ValueError(
+            f"MatryoshkaLoss cannot wrap RecallRegularizer around the cached {inner}: the cached loss re-embeds "
+            "during the backward pass, after MatryoshkaLoss has stopped truncating the embeddings. Put "
+            f"RecallRegularizer outermost: RecallRegularizer(model, MatryoshkaLoss(model, {inner}(model, ...), dims))."
+        )
+
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> LossOutput:
         return self._with_recall(self.loss(sentence_features, labels))
 

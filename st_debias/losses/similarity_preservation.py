@@ -91,6 +91,12 @@ class SimilarityPreservation(nn.Module):
         """
         super().__init__()
         core.check_non_negative(weight, "weight", "SimilarityPreservation")
+        if getattr(loss, "uses_gradient_cache", False):
+            raise ValueError(
+                f"SimilarityPreservation cannot wrap the cached {type(loss).__name__}: the preservation term needs "
+                "the anchors' embeddings with gradients, which a cached loss only holds in mini-batches during the "
+                "backward pass. Wrap the uncached loss: SimilarityPreservation(model, FocalInfoNCE(model), ...)."
+            )
         if not hasattr(loss, "embed"):
             raise TypeError(
                 f"SimilarityPreservation wraps st_debias losses (they embed through .embed); got "

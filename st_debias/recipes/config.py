@@ -19,10 +19,15 @@ from typing import Any
 
 import yaml
 
-from .losses import LOSSES, check_loss_params
+from .losses import LOSSES, check_loss_params, uncached_name
 
 DATA_KINDS = ("simcse", "ipw", "negation", "minimal_pairs")
 LOSS_NAMES = tuple(LOSSES)
+
+#: Rows per batch every registered loss needs: each is an in-batch contrastive loss, whose negatives are the
+#: other rows of the batch. With one row an (anchor, positive) pair has no negative, so the loss is a
+#: constant 0 and nothing is learned.
+MIN_BATCH_SIZE = 2
 
 #: Builder arguments a recipe does not set in ``data.options`` (the recipe machinery passes them).
 _MACHINERY_OPTIONS = frozenset(
@@ -148,6 +153,16 @@ def _check_training(training: TrainingConfig, where: str) -> None:
         raise ValueError(f"Recipe {where}: training.warmup_ratio must be in [0, 1), got {training.warmup_ratio!r}.")
 
 
+def _canonical_options(data: DataConfig, where: str) -> None:
+    """Rename ``paraphrases``, the older spelling of the negation rows' ``generator`` option, in place, so that
+    both spellings give one recipe (and one row-cache key)."""
+    if data.kind != "negation" or not isinstance(data.options, dict) or "paraphrases" not in data.options:
+        return
+    if "generator" in data.options:
+        raise ValueError(f"Recipe {where}: data.options gives generator and paraphrases (its older name); keep one.")
+    data.options = {("generator" if key == "paraphrases" else key): value for key, value in data.options.items()}
+
+
 def _check_data(data: DataConfig, where: str) -> None:
     """The data kind, and its options against the builder's signature and the builder's own range checks."""
     if data.kind not in DATA_KINDS:
@@ -167,15 +182,16 @@ def _check_data(data: DataConfig, where: str) -> None:
         from st_debias.data.generators import GENERATOR_CHOICES
         from st_debias.data.negation.builder import OssCSEBuilder as builder
 
-        source = options.pop("paraphrases", "syntactic")
+        source = options.pop("generator", "syntactic")
         if source not in GENERATOR_CHOICES:
             raise ValueError(
-                f"Recipe {where}: data.options.paraphrases must be one of {list(GENERATOR_CHOICES)}, got {source!r}."
+                f"Recipe {where}: data.options.generator (older name: paraphrases) must be one of {list(GENERATOR_CHOICES)}, "
+                f"got {source!r}."
             )
     accepted = [name for name in inspect.signature(builder).parameters if name not in _MACHINERY_OPTIONS]
     unknown = sorted(set(options) - set(accepted))
     if unknown:
-        extra = ["paraphrases"] if data.kind == "negation" else []
+        extra = ["generator"] if data.kind == "negation" else []
         raise ValueError(
             f"Recipe {where}: data.options {unknown} are not options of the {data.kind} builder; "
             f"it takes {extra + accepted}."
@@ -201,8 +217,11 @@ def _check_loss(loss: LossConfig, where: str) -> None:
     if loss.guide_mode not in ("precomputed", "live"):
         raise ValueError(f"Recipe {where}: loss.guide_mode must be 'precomputed' or 'live'.")
     if loss.guide is not None:
-        if loss.name != "InstanceWeightedMNRL":
-            raise ValueError(f"Recipe {where}: loss.guide is read by InstanceWeightedMNRL only, not {loss.name}.")
+        if (uncached_name(loss.name) or loss.name) != "InstanceWeightedMNRL":
+            raise ValueError(
+                f"Recipe {where}: loss.guide is read by InstanceWeightedMNRL only (or CachedInstanceWeightedMNRL), "
+                f"not {loss.name}."
+            )
         if not isinstance(loss.guide, str) or not loss.guide:
             raise ValueError(f"Recipe {where}: loss.guide must be 'start' or a model name/path, got {loss.guide!r}.")
     if not isinstance(loss.preservation_without_dropout, bool):
@@ -212,6 +231,12 @@ def _check_loss(loss: LossConfig, where: str) -> None:
         )
     if loss.preservation_without_dropout and loss.preservation_weight is None:
         raise ValueError(f"Recipe {where}: loss.preservation_without_dropout needs loss.preservation_weight.")
+    if loss.preservation_weight is not None and uncached_name(loss.name):
+        raise ValueError(
+            f"Recipe {where}: loss.preservation_weight cannot wrap the cached {loss.name} (SimilarityPreservation "
+            f"needs the anchors' embeddings with gradients, which a cached loss never holds); use "
+            f"{uncached_name(loss.name)}, or drop loss.preservation_weight."
+        )
     for field_name in ("recall_gamma", "preservation_weight"):
         value = getattr(loss, field_name)
         if value is not None and (
@@ -252,9 +277,21 @@ def load_recipe(name_or_path: str | Path) -> Recipe:
         training=_section(TrainingConfig, raw.get("training"), f"{path} training"),
     )
     _check_training(recipe.training, str(path))
+    _canonical_options(recipe.data, str(path))
     _check_data(recipe.data, str(path))
     _check_loss(recipe.loss, str(path))
+    _check_batch_size(recipe, str(path))
     return recipe
+
+
+def _check_batch_size(recipe: Recipe, where: str) -> None:
+    """The batch holds at least :data:`MIN_BATCH_SIZE` rows: an in-batch loss learns nothing from one."""
+    if recipe.training.batch_size < MIN_BATCH_SIZE:
+        raise ValueError(
+            f"Recipe {where}: training.batch_size (--batch-size) must be >= {MIN_BATCH_SIZE} for "
+            f"{recipe.loss.name}, got {recipe.training.batch_size}: it is an in-batch loss, whose negatives are the "
+            "batch's other rows; with one row the loss of a pair is 0 and nothing is learned."
+        )
 
 
 def override(recipe: Recipe, **training: Any) -> Recipe:
@@ -265,4 +302,6 @@ def override(recipe: Recipe, **training: Any) -> Recipe:
         raise ValueError(f"Unknown training settings {sorted(unknown)}.")
     training = dataclasses.replace(recipe.training, **changes)
     _check_training(training, f"{recipe.name} (overridden)")
-    return dataclasses.replace(recipe, training=training)
+    recipe = dataclasses.replace(recipe, training=training)
+    _check_batch_size(recipe, f"{recipe.name} (overridden)")
+    return recipe

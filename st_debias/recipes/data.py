@@ -154,7 +154,7 @@ def _ipw_rows(recipe, sentences, model, cache_dir, show_progress_bar) -> tuple[D
 
 
 def _negation_rows(recipe, sentences, model, cache_dir, show_progress_bar) -> tuple[Dataset, dict[str, Any]]:
-    """OssCSE rows (anchor, paraphrase, negation); ``options.paraphrases`` picks the paraphrase source.
+    """OssCSE rows (anchor, paraphrase, negation); ``options.generator`` picks the paraphrase source.
 
     The choices (``syntactic``, the default; ``syntactic+edits``; ``edits``; ``dropout``, the anchor standing in
     for its paraphrase, OssCSE's ablation) are :func:`st_debias.data.builders.candidate_generators`'s. Other
@@ -164,7 +164,7 @@ def _negation_rows(recipe, sentences, model, cache_dir, show_progress_bar) -> tu
     from st_debias.data.negation.builder import OssCSEBuilder
 
     options = dict(recipe.data.options)
-    source = options.pop("paraphrases", "syntactic")
+    source = options.pop("generator", "syntactic")
     generators = candidate_generators(source, "negation", mer_range=options.get("mer_range", (0.15, 0.6)))
     if source == "dropout":
         options["on_missing_paraphrase"] = "anchor"

@@ -22,6 +22,18 @@ LOSSES: dict[str, str] = {
     "InstanceWeightedMNRL": "st_debias.losses",
     "DebiasInfoNCE": "st_debias.losses",
     "MarginNegationLoss": "st_debias.losses",
+    # GradCache forms: the same loss at any batch size; ``mini_batch_size`` sets the memory.
+    "CachedMultipleNegativesRankingLoss": "sentence_transformers.sentence_transformer.losses",
+    "CachedFocalInfoNCE": "st_debias.losses",
+    "CachedInstanceWeightedMNRL": "st_debias.losses",
+    "CachedDebiasInfoNCE": "st_debias.losses",
+    "CachedMarginNegationLoss": "st_debias.losses",
+}
+
+#: Loss parameters that take a function: the sentence-transformers functions a recipe may name for them.
+#: Every registered loss scores a batch with a matrix similarity ``fct(a, b) -> (len(a), len(b))``.
+CALLABLE_PARAMS: dict[str, tuple[str, ...]] = {
+    "similarity_fct": ("cos_sim", "dot_score", "euclidean_sim", "manhattan_sim"),
 }
 
 #: Constructor arguments the recipe machinery sets itself, with where a recipe sets them instead.
@@ -43,17 +55,55 @@ def loss_class(name: str) -> type:
     return getattr(importlib.import_module(LOSSES[name]), name)
 
 
-def check_loss_params(name: str, params: dict[str, Any]) -> None:
-    """Check a recipe's ``loss.params`` against the loss's signature, then its values by building the loss
-    without a model (every registered loss accepts ``model=None``).
+def uncached_name(name: str) -> str | None:
+    """The loss a registered ``Cached…`` loss computes (``CachedFocalInfoNCE`` → ``FocalInfoNCE``), else None."""
+    inner = name.removeprefix("Cached")
+    return inner if inner != name and inner in LOSSES else None
+
+
+def _parameters(name: str) -> list[str]:
+    """The parameters of a registered loss a recipe may set; a cached loss's ``**loss_kwargs`` are its
+    uncached loss's parameters."""
+    parameters = inspect.signature(loss_class(name)).parameters
+    accepted = [
+        p for p, spec in parameters.items() if spec.kind is not spec.VAR_KEYWORD and p not in RESERVED_PARAMS
+    ]
+    inner = uncached_name(name)
+    if inner and any(spec.kind is spec.VAR_KEYWORD for spec in parameters.values()):
+        accepted += [p for p in _parameters(inner) if p not in accepted]
+    return accepted
+
+
+def resolve_params(params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` with each function parameter's name (``similarity_fct: dot_score``) replaced by the
+    sentence-transformers function of that name.
 
     Raises:
-        ValueError: an unknown or reserved parameter (the message lists the accepted ones), or a value the
-            loss rejects.
+        ValueError: a name outside :data:`CALLABLE_PARAMS` (the message lists the accepted names).
+    """
+    import sentence_transformers.util
+
+    resolved = dict(params)
+    for key, names in CALLABLE_PARAMS.items():
+        if key in resolved:
+            value = resolved[key]
+            if value not in names:
+                raise ValueError(f"loss.params.{key} must be one of {list(names)}, got {value!r}.")
+            resolved[key] = getattr(sentence_transformers.util, value)
+    return resolved
+
+
+def check_loss_params(name: str, params: dict[str, Any]) -> None:
+    """Check a recipe's ``loss.params`` against the loss's signature, then its values by building the loss
+    without a model (every registered loss but sentence-transformers' cached one accepts ``model=None``;
+    for that one the uncached loss is built and ``mini_batch_size`` checked).
+
+    Raises:
+        ValueError: an unknown or reserved parameter (the message lists the accepted ones), an unknown
+            function name, or a value the loss rejects.
     """
     cls = loss_class(name)
-    signature = inspect.signature(cls)
-    accepted = [p for p in signature.parameters if p not in RESERVED_PARAMS]
+    accepted = _parameters(name)
     reserved = sorted(set(params) & set(RESERVED_PARAMS))
     if reserved:
         raise ValueError(
@@ -62,8 +112,17 @@ def check_loss_params(name: str, params: dict[str, Any]) -> None:
     unknown = sorted(set(params) - set(accepted))
     if unknown:
         raise ValueError(f"loss.params {unknown} are not parameters of {name}; it takes {accepted}.")
+    resolved = resolve_params(params)
     try:
-        cls(None, **params)
+        if cls.__module__.startswith("sentence_transformers") and uncached_name(name):
+            size = resolved.get("mini_batch_size", 32)
+            if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+                raise ValueError(f"mini_batch_size must be a positive int, got {size!r}.")
+            inner = uncached_name(name)
+            kept = set(_parameters(inner))
+            loss_class(inner)(None, **{k: v for k, v in resolved.items() if k in kept})
+        else:
+            cls(None, **resolved)
     except (TypeError, ValueError) as error:
         raise ValueError(f"loss.params for {name}: {error}") from error
 
@@ -72,11 +131,11 @@ def build_loss(
     recipe: Recipe, model: Any, rows: Dataset, guide: Any | None = None, show_progress_bar: bool = True
 ):
     """Return ``(loss, rows)``; rows gain a ``label`` column when the guide is precomputed."""
-    from st_debias.losses import InstanceWeightedMNRL, RecallRegularizer, SimilarityPreservation
+    from st_debias.losses import RecallRegularizer, SimilarityPreservation
 
     spec = recipe.loss
-    params = dict(spec.params)
-    if spec.name == "InstanceWeightedMNRL":
+    params = resolve_params(spec.params)
+    if (uncached_name(spec.name) or spec.name) == "InstanceWeightedMNRL":
         has_weights = "label" in rows.column_names
         if guide is not None and spec.guide_mode == "precomputed":
             from st_debias.data.guide import attach_guide_embeddings
@@ -88,10 +147,10 @@ def build_loss(
                 show_progress_bar=show_progress_bar,
             )
             params["labels"] = "weights_and_guide_embeddings" if has_weights else "guide_embeddings"
-            loss = InstanceWeightedMNRL(model, **params)
+            loss = loss_class(spec.name)(model, **params)
         else:
             params.setdefault("labels", "weights" if has_weights else "none")
-            loss = InstanceWeightedMNRL(model, guide=guide, **params)
+            loss = loss_class(spec.name)(model, guide=guide, **params)
     else:
         if "label" in rows.column_names:
             # Only InstanceWeightedMNRL reads per-row weights; say so rather than drop them silently.
@@ -99,7 +158,7 @@ def build_loss(
                 "Recipe %s: %s ignores per-row weights; dropping the label column.", recipe.name, spec.name
             )
             rows = rows.remove_columns("label")
-        if spec.name == "MarginNegationLoss":
+        if (uncached_name(spec.name) or spec.name) == "MarginNegationLoss":
             params.setdefault("return_parts", True)  # the trainer logs l_c and l_m separately
         loss = loss_class(spec.name)(model, **params)
     if spec.preservation_weight is not None:

@@ -191,6 +191,7 @@ def train_recipe(
         report_to="none",
         disable_tqdm=not show_progress_bar,
         dataloader_drop_last=True,
+        dataloader_pin_memory=torch.accelerator.is_available(),  # on a CPU, pinning only warns
         # torchrun without an accelerator: transformers only goes multi-process (gloo) when told to use the CPU.
         use_cpu=int(os.environ.get("WORLD_SIZE", "1")) > 1 and not torch.accelerator.is_available(),
     )

@@ -122,11 +122,16 @@ def test_cli_mteb_prints_one_row_per_task(tiny_st_dir, mini_data, tmp_path, caps
     )  # fmt: skip
     assert code == 0
     printed = capsys.readouterr().out
-    for task in ("STS16", "STSBenchmark-Oppn", "CANNOTNegationPC"):
+    for task in ("STS16", "STSBenchmark-Oppn"):
         assert f"| MTEB {task} |" in printed
-    assert "| MTEB avg of 3 tasks |" in printed
     entry = json.loads((out / "results.json").read_text(encoding="utf-8"))[0]
-    assert list(entry["mteb"]) == ["STS16", "STSBenchmark-Oppn", "CANNOTNegationPC", "avg"]
+    chance = entry["sources"]["mteb"]["chance"]["CANNOTNegationPC"]
+    assert f"| MTEB CANNOTNegationPC (chance {chance:.1f}) |" in printed
+    # A Spearman is never averaged with an average precision.
+    assert "| MTEB avg cosine_spearman of 2 tasks |" in printed and "| MTEB avg cosine_ap of 1 task |" in printed
+    assert list(entry["mteb"]) == [
+        "STS16", "STSBenchmark-Oppn", "CANNOTNegationPC", "avg cosine_spearman", "avg cosine_ap"
+    ]  # fmt: skip
 
 
 def test_cli_unknown_local_mteb_task_names_task_and_folder(tiny_st_dir, mini_data, tmp_path, capsys):

@@ -7,7 +7,7 @@ import pytest
 from datasets import Dataset, DatasetDict
 
 from st_debias.evaluation import EmbeddingCache, local_task, run_mteb, spearman_x100
-from st_debias.evaluation.mteb_tasks import _mteb_model, mteb_tasks
+from st_debias.evaluation.mteb_tasks import mteb_model, mteb_tasks
 from st_debias.evaluation.sts_data import load_sts
 from st_debias.paths import DataNotFoundError
 
@@ -36,7 +36,7 @@ def test_local_task_equals_registered_task_on_identical_data(tiny_model, mini_da
         }
     )
     registered.data_loaded = True
-    wrapper = _mteb_model(tiny_model, "tiny")
+    wrapper = mteb_model(tiny_model, "tiny")
     assert _score(wrapper, local) == _score(wrapper, registered)
 
 
@@ -62,16 +62,16 @@ def test_sick_r_pair_count_is_the_real_one(tiny_model, mini_data):
 def test_cache_never_mixes_checkpoints(tiny_model, tiny_model_other, mini_data, tmp_path):
     """Two checkpoints saved under the same label must not read each other's cached MTEB results."""
     first = run_mteb(
-        tiny_model, ["STS13"], data="local", data_dir=mini_data, label="run/final", cache_dir=tmp_path
+        tiny_model, ["STS13"], data="local", data_dir=mini_data, label="run/final", mteb_cache_dir=tmp_path
     )
     second = run_mteb(
-        tiny_model_other, ["STS13"], data="local", data_dir=mini_data, label="run/final", cache_dir=tmp_path
+        tiny_model_other, ["STS13"], data="local", data_dir=mini_data, label="run/final", mteb_cache_dir=tmp_path
     )
     assert first["model_name"] == second["model_name"]
     assert first["revision"] != second["revision"]
     assert first["scores"]["STS13"] != second["scores"]["STS13"]
     again = run_mteb(
-        tiny_model, ["STS13"], data="local", data_dir=mini_data, label="run/final", cache_dir=tmp_path
+        tiny_model, ["STS13"], data="local", data_dir=mini_data, label="run/final", mteb_cache_dir=tmp_path
     )
     assert again["scores"]["STS13"] == pytest.approx(
         first["scores"]["STS13"], abs=1e-3
@@ -134,7 +134,7 @@ def test_pair_classification_probe_tasks(tiny_model, mini_data):
 
     names = ["CANNOTNegationPC", "WikiWordOrderPC"]
     result = run_mteb(tiny_model, names, data="local", data_dir=mini_data, label="tiny")
-    assert set(result["scores"]) == {*names, "avg"}
+    assert set(result["scores"]) == {*names, "avg"}  # one metric kind: one average
     cache = EmbeddingCache(tiny_model)
     stsb = load_sts("STSBenchmark", mini_data)
     para = [i for i, s in enumerate(stsb.scores) if s > PARAPHRASE_THRESHOLD]
@@ -151,3 +151,83 @@ def test_pair_classification_probe_tasks(tiny_model, mini_data):
         result["sources"]["WikiWordOrderPC"]["lines"][1] == 40
         and result["sources"]["WikiWordOrderPC"]["seed"] == 0
     )
+
+
+def test_mteb_model_keeps_two_local_models_apart_in_one_result_cache(
+    tiny_model, tiny_model_other, mini_data, tmp_path
+):
+    """A plain local SentenceTransformer is filed under no_model_name_available/no_revision_available, so a
+    second local model read the first one's cached score; wrapped by mteb_model, each gets its own."""
+    from mteb.cache import ResultCache
+
+    cache = ResultCache(cache_path=str(tmp_path))
+    scores = []
+    for model in (tiny_model, tiny_model_other):
+        tasks, _ = mteb_tasks(["STSBenchmark-Oppn"], data="local", data_dir=mini_data)
+        result = mteb.evaluate(mteb_model(model), tasks, cache=cache, show_progress_bar=False)
+        scores.append(result.task_results[0].get_score())
+    fresh, _ = mteb_tasks(["STSBenchmark-Oppn"], data="local", data_dir=mini_data)
+    uncached = mteb.evaluate(mteb_model(tiny_model_other), fresh, cache=None, show_progress_bar=False)
+    assert scores[0] != scores[1]
+    assert scores[1] == pytest.approx(uncached.task_results[0].get_score(), abs=1e-4)
+    assert not list(tmp_path.rglob("no_model_name_available"))
+
+
+def test_averages_are_per_metric_kind_and_pair_tasks_carry_chance(tiny_model, mini_data):
+    """'MTEB avg of 3 tasks' averaged one Spearman with two average precisions; CANNOTNegationPC's score
+    was printed without its chance level (the share of paraphrase pairs)."""
+    from st_debias.evaluation import compare_table
+
+    names = ["STSBenchmark-Oppn", "CANNOTNegationPC", "WikiWordOrderPC"]
+    result = run_mteb(tiny_model, names, data="local", data_dir=mini_data, label="tiny")
+    scores = result["scores"]
+    assert "avg" not in scores
+    assert scores["avg cosine_spearman"] == pytest.approx(scores["STSBenchmark-Oppn"])
+    assert scores["avg cosine_ap"] == pytest.approx((scores["CANNOTNegationPC"] + scores["WikiWordOrderPC"]) / 2)
+    for name in ("CANNOTNegationPC", "WikiWordOrderPC"):
+        task = local_task(name, mini_data)
+        task.load_data()
+        labels = task.dataset["test"]["labels"]
+        assert result["chance"][name] == pytest.approx(100 * sum(labels) / len(labels))
+    assert "STSBenchmark-Oppn" not in result["chance"]
+    entry = {"model": "tiny", "mteb": scores, "sources": {"mteb": result}}
+    table = compare_table([entry])
+    assert "MTEB avg of" not in table
+    assert "MTEB avg cosine_ap of 2 tasks" in table and "MTEB avg cosine_spearman of 1 task " in table
+    assert f"MTEB CANNOTNegationPC (chance {result['chance']['CANNOTNegationPC']:.1f})" in table
+
+
+def test_one_metric_kind_keeps_a_single_average():
+    from st_debias.evaluation.mteb_tasks import average_by_metric
+
+    assert average_by_metric({"a": 1.0, "b": 3.0}, {"a": "cosine_spearman", "b": "cosine_spearman"}) == {"avg": 2.0}
+
+
+def test_the_docs_mteb_evaluate_example_runs_and_names_the_model(mini_data, tmp_path, monkeypatch):
+    """The probe-task page's Python examples run as written; the mteb.evaluate one caches under st-debias/."""
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "mteb_probes.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", page, flags=re.S)
+    assert len(blocks) == 2 and "mteb_model(" in blocks[1]
+    monkeypatch.setenv("ST_DEBIAS_DATA", str(mini_data))
+    monkeypatch.chdir(tmp_path)
+    for block in blocks:
+        exec(compile(block, "docs/mteb_probes.md", "exec"), {})  # noqa: S102 - the page's own example
+    saved = {path.parent.parent.name for path in (tmp_path / "mteb-cache").rglob("CANNOTNegationPC.json")}
+    assert saved == {"st-debias__all-MiniLM-L6-v2"}
+
+
+def test_the_mteb_cache_has_one_name_in_python_and_on_the_command_line(tmp_path):
+    """It was --mteb-cache on the command line, mteb_cache_dir in evaluate_model and cache_dir in run_mteb."""
+    import inspect
+
+    from st_debias.cli import build_parser
+    from st_debias.evaluation import evaluate_model
+
+    assert "mteb_cache_dir" in inspect.signature(run_mteb).parameters
+    assert "mteb_cache_dir" in inspect.signature(evaluate_model).parameters
+    for flag in ("--mteb-cache-dir", "--mteb-cache"):  # the older spelling still parses
+        args = build_parser("eval").parse_args(["eval", "m", "--output", str(tmp_path), flag, "x"])
+        assert args.mteb_cache_dir == "x"

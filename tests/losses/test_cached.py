@@ -332,18 +332,83 @@ def test_config_and_citation(tiny_model):
 
 def test_invalid_setups_raise(tiny_model, tiny_bert_dir: Path):
     """Guards against silently wrong training: a recall term inside the cache (its parameter gradient would be
-    dropped), a wrapped loss on another model (gradients to the wrong weights), MatryoshkaLoss (its cached
-    path would bypass this class), a zero mini-batch size, and training a model=None loss."""
+    dropped), a wrapped loss on another model (gradients to the wrong weights), a zero mini-batch size, and
+    training a model=None loss."""
     with pytest.raises(ValueError, match="RecallRegularizer"):
         CachedLoss(tiny_model, RecallRegularizer(tiny_model, FocalInfoNCE(tiny_model)))
     with pytest.raises(ValueError, match="same model"):
         CachedLoss(tiny_model, FocalInfoNCE(load_tiny_model(tiny_bert_dir)))
     with pytest.raises(ValueError, match="mini_batch_size"):
         CachedFocalInfoNCE(tiny_model, mini_batch_size=0)
-    with pytest.raises(ValueError, match="MatryoshkaLoss"):
-        MatryoshkaLoss(tiny_model, CachedFocalInfoNCE(tiny_model), matryoshka_dims=[128, 64])
     with pytest.raises(ValueError, match="model=None"):
         CachedFocalInfoNCE(None)([tiny_model.preprocess(["a", "b"])] * 2)
+
+
+MATRYOSHKA_DIMS = [128, 64, 32]
+
+
+@pytest.mark.parametrize("case", ["focal", "dclr-live-guide-noise", "dclr-precomputed-guide", "debcse", "osscse-paraphrase"])
+def test_cached_inside_matryoshka_equals_uncached_inside_matryoshka(case, float64_models, wiki_sentences):
+    """Every cached loss refused MatryoshkaLoss, though sentence-transformers' own cached loss works inside it.
+    Now MatryoshkaLoss decorates calculate_loss, as for CachedMultipleNegativesRankingLoss: the loss at every
+    dimension and the parameter gradients equal MatryoshkaLoss around the uncached loss (dropout off)."""
+    model, guide = float64_models
+    layout, build, make_labels = CASES[case]
+    texts = _texts(wiki_sentences, layout)
+    labels = make_labels(guide, texts) if make_labels else None
+    features = [model.preprocess(column) for column in texts]
+    uncached, cached = build(model, guide, 4, _median_guide_cosine(guide, texts))
+    model.eval()
+    expected = _step(model, MatryoshkaLoss(model, uncached, MATRYOSHKA_DIMS), features, labels, seed=3)
+    actual = _step(model, MatryoshkaLoss(model, cached, MATRYOSHKA_DIMS), features, labels, seed=3)
+    _assert_same(expected, actual)
+    full_only = _step(model, cached.loss, features, labels, seed=3)[0]["loss"]
+    assert abs(actual[0]["loss"] - full_only) > 1e-6, "the smaller dimensions added nothing: not tested"
+
+
+def test_dict_parts_inside_matryoshka_are_summed(float64_models, wiki_sentences):
+    """A loss returning named parts (CachedMarginNegationLoss, return_parts=True) gives their sum per dimension."""
+    model, _ = float64_models
+    features = [model.preprocess(column) for column in _texts(wiki_sentences, "negation")]
+    kwargs = {"margin_weight": 0.5, "alpha": 0.1, "beta": 0.1, "contrastive": "paraphrase"}
+    model.eval()
+    expected = _step(model, MatryoshkaLoss(model, MarginNegationLoss(model, **kwargs), MATRYOSHKA_DIMS), features, None, 3)
+    cached = CachedMarginNegationLoss(model, 4, return_parts=True, **kwargs)
+    _assert_same(expected, _step(model, MatryoshkaLoss(model, cached, MATRYOSHKA_DIMS), features, None, 3))
+
+
+def test_combinations_that_cannot_work_fail_at_construction_naming_the_order(tiny_model, wiki_sentences):
+    """MatryoshkaLoss(RecallRegularizer(m, Cached...)) died in backward ('inconsistent tensor size');
+    CachedLoss(m, SimilarityPreservation(...)) was accepted and failed at the first step."""
+    from sentence_transformers.sentence_transformer.losses import AdaptiveLayerLoss
+
+    from st_debias.losses import SimilarityPreservation
+
+    recall = RecallRegularizer(tiny_model, CachedFocalInfoNCE(tiny_model, 2))
+    with pytest.raises(ValueError, match=r"RecallRegularizer\(model, MatryoshkaLoss\(model, CachedFocalInfoNCE"):
+        MatryoshkaLoss(tiny_model, recall, MATRYOSHKA_DIMS)
+    with pytest.raises(ValueError, match=r"around the uncached loss: SimilarityPreservation\(model, FocalInfoNCE"):
+        CachedLoss(tiny_model, SimilarityPreservation(tiny_model, FocalInfoNCE(tiny_model)))
+    with pytest.raises(ValueError, match=r"Wrap the uncached loss: SimilarityPreservation\(model, FocalInfoNCE"):
+        SimilarityPreservation(tiny_model, CachedFocalInfoNCE(tiny_model, 2))
+    features = [tiny_model.preprocess(wiki_sentences[:4]) for _ in range(2)]
+    with pytest.warns(UserWarning, match="AdaptiveLayerLoss is not compatible"):
+        adaptive = AdaptiveLayerLoss(tiny_model, CachedFocalInfoNCE(tiny_model, 2))
+    with pytest.raises(ValueError, match="Use AdaptiveLayerLoss around the uncached loss"):
+        adaptive(features, None)
+
+
+def test_recall_outside_matryoshka_of_a_cached_loss_trains(tiny_model, wiki_sentences):
+    """The order the error names works: one backward pass reaches the parameters."""
+    loss = RecallRegularizer(
+        tiny_model, MatryoshkaLoss(tiny_model, CachedFocalInfoNCE(tiny_model, 2), MATRYOSHKA_DIMS), gamma=1.0
+    )
+    features = [tiny_model.preprocess(wiki_sentences[:4]) for _ in range(2)]
+    tiny_model.zero_grad(set_to_none=True)
+    value = loss(features, None)
+    value.backward()
+    assert torch.isfinite(value)
+    assert sum(float(p.grad.abs().sum()) for p in tiny_model.parameters() if p.grad is not None) > 0
 
 
 def _distributed_worker(rank: int, store: str, model_dir: str, out_dir: str) -> None:

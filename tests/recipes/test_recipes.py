@@ -134,7 +134,7 @@ BAD_RECIPE_FIELDS = [
      "loss.preservation_without_dropout must be true or false"),
     ("data: {kind: ipw, options: {lambda: 0.8}}", r"data.options \['lambda'\] are not options of the ipw builder"),
     ("data: {kind: ipw, options: {weight: .nan}}", "data.options: weight must be a finite number >= 0"),
-    ("data: {kind: negation, options: {paraphrases: backtranslation}}", "data.options.paraphrases must be one of"),
+    ("data: {kind: negation, options: {paraphrases: backtranslation}}", "data.options.generator .older name: paraphrases. must be one of"),
     ("data: {kind: negation, options: {mer_range: [0.7, 0.2]}}", "data.options: mer_range must satisfy"),
     ("data: {kind: simcse, options: {num_negatives: 2}}", "data kind 'simcse' takes no options"),
     ("training: {steps: many}", "training.steps must be an integer, got 'many'"),

@@ -34,7 +34,7 @@ import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal, overload
+from typing import Any, Literal, overload
 
 from st_debias.data.generators import Candidate, CandidateGenerator
 from st_debias.data.lexicon import safe_antonym
@@ -157,7 +157,7 @@ class Negator:
         already_negated: Literal["denegate", "skip"] = "denegate",
         batch_size: int = 256,
         n_process: int = 1,
-        nlp=None,
+        nlp: Any | None = None,
         pos_tags: bool = False,
     ) -> None:
         if already_negated not in ("denegate", "skip"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import zlib
 from collections.abc import Sequence
+from typing import Any
 
 from st_debias.data.generators import Candidate, CandidateGenerator
 from st_debias.data.paraphrase.syntactic.draft import Draft, render
@@ -68,7 +69,7 @@ class SyntacticParaphraser(CandidateGenerator):
         max_chars: inputs with more characters are skipped and counted as ``too_long``.
         nlp: an already loaded spaCy ``Language`` (overrides ``spacy_model``; tests share one).
 
-    Example:
+    Examples:
         >>> gen = SyntacticParaphraser(transforms=["passive"])  # doctest: +SKIP
         >>> gen.generate(["The committee approved the budget."])[0][0].text  # doctest: +SKIP
         'The budget was approved by the committee.'
@@ -93,7 +94,7 @@ class SyntacticParaphraser(CandidateGenerator):
         n_process: int = 1,
         max_words: int = 80,
         max_chars: int = 600,
-        nlp=None,
+        nlp: Any | None = None,
     ) -> None:
         super().__init__()
         chosen = tuple(RULES) if transforms is None else tuple(transforms)
