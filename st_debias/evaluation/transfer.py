@@ -147,17 +147,20 @@ def nested_cross_validation(
     seed: int = SEED,
     grid: Sequence[float] = C_GRID,
     n_jobs: int = 1,
+    progress: str | None = None,
 ) -> dict[str, Any]:
     """SentEval's inner k-fold protocol: accuracy over outer folds, ``C`` chosen inside each training fold.
 
-    ``n_jobs`` outer folds run at once (joblib processes); the figures do not depend on it.
+    ``n_jobs`` outer folds run at once (joblib processes); the figures do not depend on it. ``progress``:
+    the label of a progress bar over the outer folds (None: no bar).
     """
     from joblib import Parallel, delayed
+    from tqdm.auto import tqdm
 
     splits = list(_folds(seed).split(features, labels))
-    runs = Parallel(n_jobs=min(n_jobs, len(splits)))(
-        delayed(_outer_fold)(features, labels, fit_index, held_out, seed, grid) for fit_index, held_out in splits
-    )
+    parallel = Parallel(n_jobs=min(n_jobs, len(splits)), return_as="generator")
+    jobs = (delayed(_outer_fold)(features, labels, fit_index, held_out, seed, grid) for fit_index, held_out in splits)
+    runs = list(tqdm(parallel(jobs), total=len(splits), desc=progress, unit="fold", disable=progress is None))
     accuracies, chosen, inner = (list(column) for column in zip(*runs, strict=True))
     return {
         "accuracy": float(np.mean(accuracies)),
@@ -188,18 +191,20 @@ def score_task(
     seed: int = SEED,
     grid: Sequence[float] = C_GRID,
     n_jobs: int = 1,
+    show_progress_bar: bool = False,
 ) -> TaskResult:
     """Score one task from embeddings; ``embed(split)`` returns the features of a split's examples.
 
     The test split is embedded and scored only after ``C`` is fixed on train or dev data. ``n_jobs``
-    parallelises the outer folds of the cross-validated tasks.
+    parallelises the outer folds of the cross-validated tasks (with a progress bar over them if asked).
     """
     from threadpoolctl import threadpool_limits
 
     train_x, train_y = embed(task.train), np.asarray(task.train.labels)
     details: dict[str, Any] = {"protocol": task.protocol, "examples": {k: len(v) for k, v in task.splits().items()}}
     if task.protocol == "cv":
-        figures = nested_cross_validation(train_x, train_y, seed, grid, n_jobs)
+        label = f"{task.name} classifiers (outer folds)" if show_progress_bar else None
+        figures = nested_cross_validation(train_x, train_y, seed, grid, n_jobs, progress=label)
         details.update({k: v for k, v in figures.items() if k != "accuracy"})
         return TaskResult(task.name, figures["accuracy"], details)
     if task.protocol == "split":
@@ -299,7 +304,7 @@ def evaluate_transfer(
         sizes = ", ".join(f"{name} {len(split):,}" for name, split in task.splits().items())
         announce(f"Transfer task {number}/{len(loaded)}: {task.name} ({sizes}; {task.protocol})…", show_progress_bar)
         start = time.perf_counter()
-        result = score_task(task, embed, seed, n_jobs=n_jobs)
+        result = score_task(task, embed, seed, n_jobs=n_jobs, show_progress_bar=show_progress_bar)
         timing[task.name] = round(time.perf_counter() - start, 2)
         scores[task.name] = result.accuracy
         selection[task.name] = result.details["selection_accuracy"]
