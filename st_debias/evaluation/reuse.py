@@ -42,6 +42,9 @@ EVALUATION_FORMAT = 2  # 2: the bias group adds the word-order probe and the Opp
 #: Task groups whose inputs are all local files (MTEB has its own data and result cache: never reused here).
 REUSABLE_GROUPS = frozenset({"sts", "bias"})
 
+#: The transfer tasks: never stored as an entry (their embeddings are cached instead), added to a reused one.
+TRANSFER_GROUP = "transfer"
+
 DATA_PLACEHOLDER = f"${DATA_ENV}"
 
 
@@ -329,7 +332,9 @@ def evaluate_or_reuse(
 
     Args:
         model: a SentenceTransformer instance.
-        tasks: evaluation groups; only ``sts``/``bias`` evaluations are reused (MTEB keeps its own cache).
+        tasks: evaluation groups; only ``sts``/``bias`` evaluations are reused (MTEB keeps its own cache). With
+            ``transfer`` among other groups, those are reused where they can be and the transfer tasks (whose
+            embeddings are cached on disk) are added to the entry.
         data_folder: data folder (default ``$ST_DEBIAS_DATA``).
         label: name shown in reports.
         cache_dir: evaluation cache root (default ``$ST_DEBIAS_CACHE`` or ~/.cache/st_debias).
@@ -342,6 +347,24 @@ def evaluate_or_reuse(
     from st_debias.evaluation.evaluate import evaluate_model
     from st_debias.progress import announce
 
+    groups = tuple(dict.fromkeys(tasks))
+    if TRANSFER_GROUP in groups and len(groups) > 1:
+        # The transfer tasks have their own (embedding) cache: reuse the rest, then add them.
+        rest = tuple(group for group in groups if group != TRANSFER_GROUP)
+        result = evaluate_or_reuse(
+            model, rest, data_folder, label=label, cache_dir=cache_dir, show_progress_bar=show_progress_bar,
+            packaged=packaged, sts_tasks=sts_tasks, **evaluate_kwargs,
+        )  # fmt: skip
+        transfer_kwargs = {k: v for k, v in evaluate_kwargs.items() if k in ("batch_size", "transfer_tasks")}
+        transfer = evaluate_model(
+            model, tasks=(TRANSFER_GROUP,), data_dir=data_folder, label=label,
+            show_progress_bar=show_progress_bar, **transfer_kwargs,
+        )  # fmt: skip
+        for block in ("transfer", "transfer_selection", "transfer_details"):
+            result[block] = transfer[block]
+        result.setdefault("sources", {})[TRANSFER_GROUP] = transfer["sources"][TRANSFER_GROUP]
+        result.setdefault("timing_s", {})[TRANSFER_GROUP] = transfer["timing_s"][TRANSFER_GROUP]
+        return result
     negation_pairs = evaluate_kwargs.get("negation_pairs", DEFAULT_NEGATION_PAIRS)
     sts_tasks = tuple(sts_tasks)
     key = evaluation_key(model, tasks, data_folder, negation_pairs, sts_tasks)

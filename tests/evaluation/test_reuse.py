@@ -245,3 +245,29 @@ def test_quick_evaluation_refuses_a_set_list_without_sts_b(tiny_model, mini_data
     """Failure mode: the bias probes read STS-B test; leaving it out must be an error, not a KeyError later."""
     with pytest.raises(ValueError, match="need STSBenchmark"):
         evaluate_model(tiny_model, TASKS, mini_data, show_progress_bar=False, sts_tasks=("SICK-R",))
+
+
+def test_transfer_is_added_to_a_reused_entry(
+    tiny_model, mini_data: Path, tmp_path: Path, packaged, monkeypatch, capsys
+) -> None:
+    """Asking for sts,bias,transfer reuses the stored sts/bias entry and computes only the transfer tasks."""
+    import st_debias.evaluation.evaluate as evaluate_module_itself
+
+    folder, stored = packaged
+    asked: list[tuple] = []
+
+    def fake_transfer(model, tasks, data_dir=None, **kwargs):
+        asked.append(tuple(tasks))
+        return {"scores": {"MR": 70.0, "avg": 70.0}, "selection": {"MR": 69.0, "avg": 69.0},
+                "details": {"MR": {"C": [1.0]}}, "sources": {"MR": {"protocol": "cv"}}, "timing_s": {"MR": 1.0}}  # fmt: skip
+
+    monkeypatch.setattr(evaluate_module_itself, "evaluate_transfer", fake_transfer)
+    result = evaluate_or_reuse(
+        tiny_model, ("sts", "bias", "transfer"), mini_data, label="start", cache_dir=tmp_path / "cache",
+        packaged=folder, transfer_tasks=("MR",),
+    )  # fmt: skip
+    assert asked == [("MR",)]
+    assert result["reused_from"]["kind"] == "packaged" and result["sts"] == stored["sts"]
+    assert result["transfer"] == {"MR": 70.0, "avg": 70.0} and result["transfer_selection"]["avg"] == 69.0
+    assert result["sources"]["transfer"] == {"MR": {"protocol": "cv"}}
+    assert "Reusing" in capsys.readouterr().err
