@@ -101,8 +101,8 @@ def test_resume_skips_a_partial_checkpoint(
                                 "--eval-steps", "2", "--resume"))  # fmt: skip
     assert code == 0
     assert (
-        f"Skipped partial checkpoint(s) {partial}; resuming from {run / 'checkpoints' / 'checkpoint-4'}"
-        in caplog.text
+        f"Skipped incomplete checkpoint(s) {partial} (no trainer_state.json); resuming from "
+        f"{run / 'checkpoints' / 'checkpoint-4'}" in caplog.text
     )
     state = json.loads((run / "checkpoints" / "checkpoint-6" / "trainer_state.json").read_text())
     assert state["global_step"] == 6
@@ -262,3 +262,119 @@ def test_sigterm_saves_a_checkpoint_and_exits_non_zero(tiny_bert_dir: Path, tmp_
     state = json.loads((checkpoint / "trainer_state.json").read_text())
     assert checkpoint.name == f"checkpoint-{state['global_step']}" and state["global_step"] >= 1
     assert not (run / "model").exists(), "an interrupted run must not publish a model"
+
+
+def _start_training(model_dir: Path, run: Path, cache: Path) -> subprocess.Popen:
+    """A long `st-debias train` in a child process, stopped (SIGSTOP) once it holds the run folder's lock."""
+    command = [sys.executable, "-m", "st_debias.cli",
+               *_train_args(model_dir, run, cache, "--recipe", "simcse", "--steps", "100000", "--sentences", "64")]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env(), cwd=REPO)
+    lock = run / ".run.lock"
+    deadline = time.monotonic() + 240
+    while not (lock.is_file() and lock.read_text().strip()):  # the holder records itself once it has the lock
+        assert process.poll() is None and time.monotonic() < deadline, "the first run never took the lock"
+        time.sleep(0.05)
+    process.send_signal(signal.SIGSTOP)
+    return process
+
+
+def test_a_run_folder_in_use_is_refused_and_a_dead_holders_lock_is_taken_over(
+    tiny_bert_dir: Path, tmp_path: Path, capsys, caplog
+) -> None:
+    """Failure: a second run into a folder in use deleted the first run's run.json as leftovers (even without
+    --overwrite), both exited 0 and the folder ended with one recipe's weights under the other's run.json."""
+    run = tmp_path / "run"
+    first = _start_training(tiny_bert_dir, run, tmp_path / "cache")
+    try:
+        holder = json.loads((run / ".run.lock").read_text())
+        assert holder["pid"] == first.pid
+        for extra in ([], ["--overwrite"]):
+            code = main(_train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "2",
+                                    *extra))  # fmt: skip
+            assert code == 2
+            err = capsys.readouterr().err
+            assert f"{run} is in use by another st-debias train (pid {first.pid} " in err
+            assert f"started {holder['started']}" in err
+            assert json.loads((run / "run.json").read_text())["recipe"] == "simcse", "the live run's files were touched"
+    finally:
+        first.kill()  # SIGKILL: the holder dies without releasing anything itself
+        first.wait(timeout=60)
+    with caplog.at_level(logging.WARNING):
+        code = main(_train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "2",
+                                "--overwrite"))  # fmt: skip
+    assert code == 0
+    assert f"taking over the lock of a run that is no longer running (pid {first.pid} " in caplog.text
+    assert json.loads((run / "run.json").read_text())["recipe"] == "focal"
+    assert (run / ".run.lock").read_text() == "", "a finished run must leave the lock free"
+
+
+def test_resume_refuses_a_checkpoint_from_another_run(
+    focal_run: Path, tiny_bert_dir: Path, tmp_path: Path, capsys
+) -> None:
+    """Failure: a focal run resumed from a simcse run's checkpoint exited 0 with the simcse weights as "focal"."""
+    other = tmp_path / "simcse-run"
+    assert main(_train_args(tiny_bert_dir, other, tmp_path / "cache", "--recipe", "simcse", "--steps", "2")) == 0
+    capsys.readouterr()
+    run = _copy(focal_run, tmp_path)
+    model_before = (run / "model" / "model.safetensors").read_bytes()
+    foreign = other / "checkpoints" / "checkpoint-2"
+    code = main(_train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "6",
+                            "--resume", str(foreign)))  # fmt: skip
+    assert code == 2
+    err = capsys.readouterr().err
+    assert f"--resume {foreign}: {other} holds a different run" in err and "recipe: folder has 'simcse'" in err
+    assert (run / "model" / "model.safetensors").read_bytes() == model_before
+
+
+@pytest.mark.parametrize(
+    ("damaged", "keep", "reason"),
+    [
+        ("trainer_state.json", 0, "trainer_state.json does not parse (Expecting value: line 1 column 1 (char 0))"),
+        ("model.safetensors", -1000, "model.safetensors is cut short"),
+        ("optimizer.pt", 100, "optimizer.pt is not a whole torch file"),
+    ],
+)  # fmt: skip
+def test_resume_falls_back_past_a_checkpoint_cut_short(
+    damaged: str, keep: int, reason: str, focal_run: Path, tiny_bert_dir: Path, tmp_path: Path, capsys, caplog
+) -> None:
+    """Failure: a checkpoint file cut short by a full disk counted as complete, and every --resume then failed
+    ("Expecting value: line 1 column 1", no file named) instead of resuming from the previous good checkpoint."""
+    run = _copy(focal_run, tmp_path)
+    newest = run / "checkpoints" / "checkpoint-4"
+    path = newest / damaged
+    path.write_bytes(path.read_bytes()[:keep])
+    args = _train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "4", "--eval-steps", "2")
+    assert main([*args, "--resume", str(newest)]) == 2
+    assert f"--resume {newest}: not a complete checkpoint ({reason}" in capsys.readouterr().err
+    with caplog.at_level(logging.WARNING):
+        assert main([*args, "--resume"]) == 0
+    assert (
+        f"Skipped incomplete checkpoint(s) {newest} ({reason}" in caplog.text
+        and f"resuming from {run / 'checkpoints' / 'checkpoint-2'}." in caplog.text
+    )
+    assert json.loads((newest / "trainer_state.json").read_text())["global_step"] == 4
+
+
+def test_resume_from_another_directory_keeps_the_best_checkpoint(
+    focal_run: Path, tiny_bert_dir: Path, tmp_path: Path, monkeypatch
+) -> None:
+    """Failure: a run started with a relative --output records its best checkpoint relative to where it was
+    started; resumed from elsewhere (after a kill during the final save), it saved the last checkpoint."""
+    from safetensors.torch import load_file
+
+    run = _copy(focal_run, tmp_path)
+    shutil.rmtree(run / "model")  # the kill during the final save
+    last = run / "checkpoints" / "checkpoint-4" / "trainer_state.json"
+    state = json.loads(last.read_text())
+    assert state["best_global_step"] == 2, "the fixture's best checkpoint is no longer the earlier one"
+    state["best_model_checkpoint"] = "run/checkpoints/checkpoint-2"  # as recorded by `--output run`
+    last.write_text(json.dumps(state))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    code = main(_train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "4",
+                            "--eval-steps", "2", "--no-start-as-candidate", "--resume"))  # fmt: skip
+    assert code == 0
+    saved = load_file(run / "model" / "model.safetensors")
+    best = load_file(run / "checkpoints" / "checkpoint-2" / "model.safetensors")
+    assert saved.keys() == best.keys() and all(saved[k].equal(best[k]) for k in saved)
