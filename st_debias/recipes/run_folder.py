@@ -241,6 +241,17 @@ def resume_checkpoint(
         if identity is not None and folder.resolve().parent != checkpoints_dir.resolve():
             _check_same_run(folder.resolve().parent.parent, identity, f"--resume {folder}")
         return str(folder)
+    newest, skipped = newest_complete_checkpoint(checkpoints_dir)
+    if newest is None:
+        found = f" (incomplete only: {'; '.join(skipped)})" if skipped else ""
+        raise ValueError(f"--resume: no complete checkpoint in {checkpoints_dir}{found}.")
+    if skipped:
+        logger.warning("Skipped incomplete checkpoint(s) %s; resuming from %s.", "; ".join(skipped), newest)
+    return str(newest)
+
+
+def newest_complete_checkpoint(checkpoints_dir: Path) -> tuple[Path | None, list[str]]:
+    """The newest complete checkpoint in ``checkpoints_dir`` (None if none), and each newer one skipped, with why."""
     candidates = sorted(
         (
             path
@@ -254,9 +265,6 @@ def resume_checkpoint(
     for path in candidates:
         problem = checkpoint_problem(path)
         if problem is None:
-            if skipped:
-                logger.warning("Skipped incomplete checkpoint(s) %s; resuming from %s.", "; ".join(skipped), path)
-            return str(path)
+            return path, skipped
         skipped.append(f"{path} ({problem})")
-    found = f" (incomplete only: {'; '.join(skipped)})" if skipped else ""
-    raise ValueError(f"--resume: no complete checkpoint in {checkpoints_dir}{found}.")
+    return None, skipped

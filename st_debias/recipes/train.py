@@ -131,6 +131,7 @@ def train_recipe(
         ValueError: a budget or data that cannot train a step, an output folder holding another run or in use by a
             live one, or a ``--resume`` checkpoint that is incomplete or from another run.
         TrainingInterrupted: SIGTERM/SIGINT stopped training after saving a checkpoint.
+        TrainingDiverged: the loss or the gradient turned non-finite; no model was saved.
 
     Under ``torchrun``, global rank 0 locks and checks the output folder, builds the rows (the other ranks wait, then
     read them from the cache), evaluates and saves; every rank trains.
@@ -150,7 +151,7 @@ def train_recipe(
     )
     from st_debias.recipes.callbacks import FindBestCheckpoint, GradientShareCallback
 
-    from .stopping import SaveAndStopOnSignal, TrainingInterrupted
+    from .stopping import SaveAndStopOnSignal, StopOnNonFinite, TrainingInterrupted
 
     training = recipe.training
     check_budget(training)
@@ -196,6 +197,7 @@ def train_recipe(
             metric_for_best_model=BEST_METRIC,
             greater_is_better=True,
             logging_steps=max(1, training.eval_steps // 5),
+            logging_nan_inf_filter=False,  # a NaN loss is logged as NaN (the default logs the running average)
             report_to="none",
             disable_tqdm=not show_progress_bar,
             dataloader_drop_last=True,
@@ -241,7 +243,8 @@ def train_recipe(
             train_dataset=rows,
             loss=loss,
             evaluator=dev_evaluator,
-            callbacks=[stop_on_signal, FindBestCheckpoint(output_dir / "checkpoints")]
+            callbacks=[stop_on_signal, StopOnNonFinite(loss, output_dir / "checkpoints"),
+                       FindBestCheckpoint(output_dir / "checkpoints")]
             + ([GradientShareCallback(loss, every=gradient_share_every)] if gradient_share_every else []),
         )
         if main_process:
@@ -365,8 +368,15 @@ class _StartCandidate:
         model.load_state_dict(self.state)
 
 
+# Embedded before a model is saved: a model with non-finite weights is never published.
+_SAVE_CHECK_SENTENCES = ("A man is playing a guitar.", "The weather is not cold today.")
+
+
 def _save_model(model: Any, recipe: Recipe, model_dir: Path) -> None:
     """Save into a staging folder, then swap it in: a crash leaves the previous model (or none), never half of one."""
+    from st_debias.evaluation.embeddings import EmbeddingCache
+
+    EmbeddingCache(model).prefetch(_SAVE_CHECK_SENTENCES)  # refuses a model with non-finite embeddings
     staging = model_dir.with_name(f".{model_dir.name}.partial")
     shutil.rmtree(staging, ignore_errors=True)
     model.save_pretrained(str(staging))

@@ -378,3 +378,55 @@ def test_resume_from_another_directory_keeps_the_best_checkpoint(
     saved = load_file(run / "model" / "model.safetensors")
     best = load_file(run / "checkpoints" / "checkpoint-2" / "model.safetensors")
     assert saved.keys() == best.keys() and all(saved[k].equal(best[k]) for k in saved)
+
+
+@pytest.mark.parametrize("selection", [[], ["--no-start-as-candidate"]], ids=["start-as-candidate", "best-checkpoint"])
+def test_a_diverged_run_stops_with_exit_3(
+    selection: list[str], tiny_bert_dir: Path, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    """Failure: a run whose loss turned NaN logged it as 0 and exited 0 saving a NaN model (or, keeping the start
+    model, crashed in the success message with a TypeError)."""
+    from st_debias.recipes import train
+
+    build_loss = train.build_loss
+
+    def nan_from_step_3(*args, **kwargs):
+        loss, rows = build_loss(*args, **kwargs)
+        forward, calls = loss.forward, []
+
+        def poisoned(*inputs, **options):
+            calls.append(1)
+            value = forward(*inputs, **options)
+            return value * float("nan") if len(calls) >= 3 else value
+
+        loss.forward = poisoned
+        return loss, rows
+
+    monkeypatch.setattr(train, "build_loss", nan_from_step_3)
+    run = tmp_path / "run"
+    code = main(_train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "simcse", "--steps", "4",
+                            "--eval-steps", "2", *selection))  # fmt: skip
+    assert code == 3
+    err = capsys.readouterr().err
+    last = run / "checkpoints" / "checkpoint-2"
+    assert "training diverged at step 3: loss nan, gradient norm nan" in err
+    assert f"the last checkpoint, saved before it, is {last}" in err
+    assert not (run / "model").exists()
+    assert sorted(path.name for path in (run / "checkpoints").glob("checkpoint-*")) == ["checkpoint-2"]
+    from safetensors.torch import load_file
+
+    assert all(tensor.isfinite().all() for tensor in load_file(last / "model.safetensors").values())
+
+
+def test_a_model_with_nan_embeddings_is_never_saved(tiny_model, tmp_path: Path) -> None:
+    """Failure: a model whose weights held a NaN was saved as the run's model, exit 0."""
+    import torch
+
+    from st_debias.evaluation.embeddings import NonFiniteEmbeddings
+    from st_debias.recipes.train import _save_model
+
+    with torch.no_grad():
+        next(tiny_model.parameters()).fill_(float("nan"))  # every word embedding, as after a diverged step
+    with pytest.raises(NonFiniteEmbeddings, match="non-finite"):
+        _save_model(tiny_model, load_recipe("simcse"), tmp_path / "model")
+    assert list(tmp_path.iterdir()) == []
