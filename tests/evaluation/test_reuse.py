@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 import shutil
 from pathlib import Path
 
@@ -245,3 +246,24 @@ def test_quick_evaluation_refuses_a_set_list_without_sts_b(tiny_model, mini_data
     """Failure mode: the bias probes read STS-B test; leaving it out must be an error, not a KeyError later."""
     with pytest.raises(ValueError, match="need STSBenchmark"):
         evaluate_model(tiny_model, TASKS, mini_data, show_progress_bar=False, sts_tasks=("SICK-R",))
+
+
+@pytest.mark.parametrize(
+    ("damage", "reason"),
+    [(lambda text: text[: len(text) // 2], "JSONDecodeError"), (lambda text: '{"model": "x"}', "KeyError: 'key'")],
+    ids=["cut-short", "other-schema"],
+)
+def test_a_corrupt_evaluation_cache_entry_is_named_and_rebuilt(
+    damage, reason: str, tiny_model_other, mini_data: Path, tmp_path: Path, packaged, counted, caplog
+) -> None:
+    """Failure: a cut-short cache entry gave a bare JSON error, a wrong-schema one a KeyError traceback, on every
+    later run, though the README says corrupt entries are rebuilt."""
+    folder, _ = packaged
+    first = _reuse(tiny_model_other, mini_data, tmp_path, folder)
+    (entry,) = (tmp_path / "cache" / "eval").glob("*.json")
+    entry.write_text(damage(entry.read_text()))
+    with caplog.at_level(logging.WARNING):
+        again = _reuse(tiny_model_other, mini_data, tmp_path, folder)
+    assert f"Evaluation cache entry {entry} is unreadable ({reason}" in caplog.text and "rebuilding it" in caplog.text
+    assert counted == ["start", "start"] and again["sts"] == first["sts"]
+    assert _reuse(tiny_model_other, mini_data, tmp_path, folder)["reused_from"]["kind"] == "cache", "not rewritten"
