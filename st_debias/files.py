@@ -6,6 +6,7 @@ interrupted or failed write (a kill, a full disk) never leaves a truncated file 
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -13,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["atomic_write_json", "atomic_write_text", "check_writable_folder", "publish_folder"]
+__all__ = ["atomic_write_json", "atomic_write_text", "check_writable_folder", "no_space_error", "publish_folder"]
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
@@ -27,8 +28,11 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
             file.flush()
             os.fsync(file.fileno())
         os.replace(temporary, path)
-    except BaseException:
+    except BaseException as error:
         Path(temporary).unlink(missing_ok=True)
+        full = no_space_error(error, path, len(text.encode("utf-8")))
+        if full is not None:
+            raise full from error
         raise
     return path
 
@@ -71,3 +75,21 @@ def check_writable_folder(path: str | os.PathLike[str], what: str = "--output") 
     except OSError as error:
         raise OSError(f"{what} {folder} is not writable: {error.strerror or error}.") from error
     return folder
+
+
+def no_space_error(error: BaseException, path: str | os.PathLike[str], needed: int) -> OSError | None:
+    """For a full-disk ``error``, an ``OSError`` naming ``path``, the bytes needed and the bytes free; else None.
+
+    A full disk surfaces as ``OSError`` ``ENOSPC`` without a path, or inside another library's error
+    (safetensors: ``IoError(... StorageFull ...)``); callers re-raise this one in its place.
+    """
+    if getattr(error, "errno", None) != errno.ENOSPC and "No space left on device" not in str(error):
+        return None
+    folder = Path(path)
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        free = f", {shutil.disk_usage(folder).free:,} bytes free"
+    except OSError:
+        free = ""
+    return OSError(errno.ENOSPC, f"No space left on device writing {path}: {needed:,} bytes needed{free}")

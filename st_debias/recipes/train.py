@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from st_debias.files import atomic_write_json, atomic_write_text
+from st_debias.files import atomic_write_json, atomic_write_text, no_space_error
 from st_debias.paths import load_model, resolve_model_name
 from st_debias.progress import announce, torch_threads
 
@@ -255,7 +255,13 @@ def train_recipe(
                 show_progress_bar,
             )
         with stop_on_signal:
-            trainer.train(resume_from_checkpoint=checkpoint)
+            try:
+                trainer.train(resume_from_checkpoint=checkpoint)
+            except Exception as error:  # a full disk while saving a checkpoint: say where, and how much
+                full = no_space_error(error, output_dir / "checkpoints", 3 * _state_bytes(start_model))
+                if full is None:
+                    raise
+                raise full from error
         step = trainer.state.global_step
         if stop_on_signal.received is not None:
             saved = output_dir / "checkpoints" / f"checkpoint-{step}"
@@ -368,6 +374,11 @@ class _StartCandidate:
         model.load_state_dict(self.state)
 
 
+def _state_bytes(model: Any) -> int:
+    """Bytes of the model's weights: what saving it needs (a checkpoint needs about 3x: weights, Adam's moments)."""
+    return sum(tensor.numel() * tensor.element_size() for tensor in model.state_dict().values())
+
+
 # Embedded before a model is saved: a model with non-finite weights is never published.
 _SAVE_CHECK_SENTENCES = ("A man is playing a guitar.", "The weather is not cold today.")
 
@@ -379,8 +390,15 @@ def _save_model(model: Any, recipe: Recipe, model_dir: Path) -> None:
     EmbeddingCache(model).prefetch(_SAVE_CHECK_SENTENCES)  # refuses a model with non-finite embeddings
     staging = model_dir.with_name(f".{model_dir.name}.partial")
     shutil.rmtree(staging, ignore_errors=True)
-    model.save_pretrained(str(staging))
-    atomic_write_text(staging / "st_debias_recipe.yaml", yaml.safe_dump(recipe.to_dict(), sort_keys=False))
+    try:
+        model.save_pretrained(str(staging))
+        atomic_write_text(staging / "st_debias_recipe.yaml", yaml.safe_dump(recipe.to_dict(), sort_keys=False))
+    except Exception as error:
+        shutil.rmtree(staging, ignore_errors=True)
+        full = no_space_error(error, model_dir, _state_bytes(model))
+        if full is None:
+            raise
+        raise full from error
     if model_dir.exists():
         shutil.rmtree(model_dir)
     os.replace(staging, model_dir)

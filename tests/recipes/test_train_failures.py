@@ -430,3 +430,57 @@ def test_a_model_with_nan_embeddings_is_never_saved(tiny_model, tmp_path: Path) 
     with pytest.raises(NonFiniteEmbeddings, match="non-finite"):
         _save_model(tiny_model, load_recipe("simcse"), tmp_path / "model")
     assert list(tmp_path.iterdir()) == []
+
+
+def _disk_full(*args, **kwargs):
+    raise OSError(28, "No space left on device")
+
+
+def test_a_full_disk_while_checkpointing_names_the_folder_and_leaves_no_complete_checkpoint(
+    tiny_bert_dir: Path, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    """Failure: a trainer_state.json cut short by a full disk counted as a complete checkpoint, and the error
+    (`[Errno 28]`) named no path."""
+    from transformers import TrainerState
+
+    def save_half_then_fail(self, json_path):
+        Path(json_path).write_text('{"global_step": ')
+        _disk_full()
+
+    monkeypatch.setattr(TrainerState, "save_to_json", save_half_then_fail)
+    run = tmp_path / "run"
+    args = _train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "simcse", "--steps", "2")
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert f"No space left on device writing {run / 'checkpoints'}: " in err and " bytes needed, " in err
+    monkeypatch.undo()
+    assert main([*args, "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert f"no complete checkpoint in {run / 'checkpoints'}" in err
+    assert f"{run / 'checkpoints' / 'checkpoint-2'} (trainer_state.json does not parse" in err
+
+
+def test_a_full_disk_while_saving_the_model_names_it_and_leaves_nothing(tiny_model, tmp_path: Path, monkeypatch) -> None:
+    """Failure: a full disk while saving the model gave a SafetensorError traceback naming no path."""
+    from st_debias.recipes.train import _save_model
+
+    def save_part_then_fail(folder, *args, **kwargs):
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        (Path(folder) / "model.safetensors").write_bytes(b"\0" * 64)
+        raise RuntimeError('Error while serializing: IoError(Os { code: 28, kind: StorageFull, message: "No space left on device" })')
+
+    monkeypatch.setattr(tiny_model, "save_pretrained", save_part_then_fail)
+    with pytest.raises(OSError, match=rf"No space left on device writing {tmp_path / 'model'}: [\d,]+ bytes needed"):
+        _save_model(tiny_model, load_recipe("simcse"), tmp_path / "model")
+    assert list(tmp_path.iterdir()) == [], "a partial model was left behind"
+
+
+def test_a_full_disk_in_an_atomic_write_names_the_file_and_bytes(tmp_path: Path, monkeypatch) -> None:
+    """Failure: a full disk while writing a JSON file said `[Errno 28] No space left on device`, no path."""
+    from st_debias import files
+
+    monkeypatch.setattr(files.os, "fsync", _disk_full)
+    target = tmp_path / "out" / "data_report.json"
+    with pytest.raises(OSError, match=rf"No space left on device writing {target}: 16 bytes needed"):
+        files.atomic_write_json(target, {"rows": 1})
+    assert list((tmp_path / "out").iterdir()) == []
