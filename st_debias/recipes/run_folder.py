@@ -31,6 +31,8 @@ RUN_FILE = "run.json"
 LOCK_FILE = ".run.lock"
 # What a run writes into its folder: removed by --overwrite (nothing else in the folder is touched).
 RUN_OUTPUTS = (RUN_FILE, "checkpoints", "model", "eval", "data_report.json")
+# The model is saved here, then renamed to model/ once complete.
+STAGING_MODEL = ".model.partial"
 CHECKPOINT_PREFIX = "checkpoint-"
 # The trainer writes trainer_state.json last: a checkpoint without it (or without whole weights) was cut short.
 CHECKPOINT_WEIGHTS = ("model.safetensors", "pytorch_model.bin")
@@ -143,6 +145,7 @@ def prepare_output(output_dir: Path, identity: dict[str, Any], *, resume: bool, 
         OSError: the folder cannot be written.
     """
     check_writable_folder(output_dir)
+    _remove_staging(output_dir)
     if resume:
         _check_same_run(output_dir, identity, "--resume")
         return
@@ -162,6 +165,14 @@ def prepare_output(output_dir: Path, identity: dict[str, Any], *, resume: bool, 
             target = output_dir / name
             shutil.rmtree(target) if target.is_dir() else target.unlink()
     atomic_write_json(output_dir / RUN_FILE, identity)
+
+
+def _remove_staging(output_dir: Path) -> None:
+    """Remove what a killed run left half-written in ``output_dir`` (the caller holds the folder's lock)."""
+    for path in [output_dir / STAGING_MODEL, *output_dir.glob(".*.tmp")]:
+        if path.exists():
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+            logger.warning("Removed %s, left half-written by a run that was killed.", path)
 
 
 def _holds_results(output_dir: Path) -> bool:

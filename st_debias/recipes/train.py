@@ -22,7 +22,7 @@ from st_debias.progress import announce, torch_threads
 from .config import Recipe, TrainingConfig
 from .data import build_rows, read_corpus
 from .losses import build_loss
-from .run_folder import hold_run_folder, prepare_output, resume_checkpoint, run_identity
+from .run_folder import STAGING_MODEL, hold_run_folder, prepare_output, resume_checkpoint, run_identity
 
 if TYPE_CHECKING:
     import torch
@@ -388,7 +388,7 @@ def _save_model(model: Any, recipe: Recipe, model_dir: Path) -> None:
     from st_debias.evaluation.embeddings import EmbeddingCache
 
     EmbeddingCache(model).prefetch(_SAVE_CHECK_SENTENCES)  # refuses a model with non-finite embeddings
-    staging = model_dir.with_name(f".{model_dir.name}.partial")
+    staging = model_dir.with_name(STAGING_MODEL)
     shutil.rmtree(staging, ignore_errors=True)
     try:
         model.save_pretrained(str(staging))

@@ -168,3 +168,20 @@ def test_results_json_is_strict_json(tmp_path):
     (entry,) = json.loads(path.read_text(encoding="utf-8"), parse_constant=refuse)
     assert entry["sts"] == {"STS12": None, "avg": 71.5} and entry["x"] == [None]
     assert entry["non_finite"] == {"sts.STS12": "nan", "x[0]": "-inf"}
+
+
+def test_ctrl_c_outside_training_prints_one_line(tiny_st_dir, tmp_path, capsys, monkeypatch):
+    """Failure: Ctrl-C while evaluating (outside the training loop) printed a KeyboardInterrupt traceback."""
+    import st_debias.evaluation.evaluate as evaluate_module
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(evaluate_module, "evaluate_model", interrupted)
+    try:
+        code = main(["eval", str(tiny_st_dir), "--tasks", "sts", "--output", str(tmp_path / "eval"), "--no-progress"])
+    except KeyboardInterrupt:
+        pytest.fail("KeyboardInterrupt escaped the command: the user sees a traceback")
+    assert code == 130
+    err = capsys.readouterr().err
+    assert err.strip().splitlines()[-1] == "st-debias eval: interrupted by SIGINT (Ctrl-C); stopped."

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from st_debias.files import remove_stale_staging
 from st_debias.fingerprint import model_fingerprint
 from st_debias.paths import ensure_model
 
@@ -95,6 +96,7 @@ def encode_corpus(
     ).astype(np.float32, copy=False)
     if target is not None:
         target.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_staging(target.parent)
         partial = target.with_suffix(f".{os.getpid()}.tmp.npy")
         try:
             np.save(partial, embeddings)
