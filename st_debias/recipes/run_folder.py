@@ -50,9 +50,13 @@ def hold_run_folder(output_dir: Path) -> Iterator[None]:
         ValueError: another live process holds the folder (named by pid and start time).
         OSError: the folder cannot be written.
     """
-    import fcntl
-
     check_writable_folder(output_dir)
+    try:
+        import fcntl
+    except ImportError:  # not a POSIX system (Windows): no flock
+        logger.warning("No file locking on this platform: nothing stops a second run into %s.", output_dir)
+        yield
+        return
     handle = open(output_dir / LOCK_FILE, "a+", encoding="utf-8")  # noqa: SIM115 - held until the run ends
     try:
         try:
@@ -201,11 +205,14 @@ def checkpoint_problem(folder: Path) -> str | None:
     weights = [folder / name for name in CHECKPOINT_WEIGHTS if (folder / name).is_file()]
     if not weights:
         return f"no weights ({' or '.join(CHECKPOINT_WEIGHTS)})"
-    problem = _safetensors_problem(weights[0]) if weights[0].suffix == ".safetensors" else None
-    for path in sorted(folder.glob("*.pt")) + sorted(folder.glob("*.pth")) + weights[:1]:
-        if path.suffix != ".safetensors" and not zipfile.is_zipfile(path):
-            problem = problem or f"{path.name} is not a whole torch file (cut short?)"
-    return problem
+    for path in [weights[0], *sorted(folder.glob("*.pt")), *sorted(folder.glob("*.pth"))]:
+        if path.suffix == ".safetensors":
+            problem = _safetensors_problem(path)
+        else:  # torch.save writes a zip archive, whose directory is at its end: a cut-short one has none
+            problem = None if zipfile.is_zipfile(path) else f"{path.name} is not a whole torch file (cut short?)"
+        if problem is not None:
+            return problem
+    return None
 
 
 def _safetensors_problem(path: Path) -> str | None:
@@ -223,11 +230,6 @@ def _safetensors_problem(path: Path) -> str | None:
     if 8 + length + end > size:
         return f"{path.name} is cut short ({size:,} of {8 + length + end:,} bytes)"
     return None
-
-
-def is_complete_checkpoint(folder: Path) -> bool:
-    """True when ``folder`` is a complete checkpoint (see :func:`checkpoint_problem`)."""
-    return checkpoint_problem(folder) is None
 
 
 def resume_checkpoint(

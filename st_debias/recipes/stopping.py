@@ -3,7 +3,6 @@ stop a diverged run (a non-finite loss or gradient) before the step is applied."
 
 from __future__ import annotations
 
-import math
 import signal
 import sys
 import threading
@@ -31,7 +30,7 @@ class TrainingDiverged(RuntimeError):
 
     exit_code = 3
 
-    def __init__(self, step: int, loss: float | None, grad_norm: float, checkpoint: str | None) -> None:
+    def __init__(self, step: int, loss: float, grad_norm: float, checkpoint: str | None) -> None:
         self.step, self.loss, self.grad_norm, self.checkpoint = step, loss, grad_norm, checkpoint
         kept = (
             f"the last checkpoint, saved before it, is {checkpoint}"
@@ -59,29 +58,33 @@ class StopOnNonFinite(TrainerCallback):
 
     def __init__(self, loss: Any, checkpoints_dir: Path) -> None:
         self.checkpoints_dir = Path(checkpoints_dir)
-        self.last_loss: float | None = None
+        self._loss: Any = None  # the last forward's loss (a detached scalar tensor)
         loss.register_forward_hook(self._record)
 
     def _record(self, module: Any, inputs: Any, output: Any) -> None:
         values = output.values() if isinstance(output, dict) else [output]
-        self.last_loss = float(sum(float(value.detach().float().sum()) for value in values))
+        self._loss = sum(value.detach().float().sum() for value in values)
 
     def on_pre_optimizer_step(self, args, state, control, model=None, **kwargs):  # noqa: ANN001 - the TrainerCallback signature
         import torch
         import torch.distributed as dist
 
-        grads = [p.grad.detach().float() for p in (model.parameters() if model is not None else []) if p.grad is not None]
-        norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads])) if grads else torch.zeros(())
-        grad_finite = bool(torch.isfinite(norm)) or bool(getattr(args, "fp16", False))
-        loss_finite = self.last_loss is None or math.isfinite(self.last_loss)
-        diverged = not (grad_finite and loss_finite)
+        device = args.device
+        norms = [
+            torch.linalg.vector_norm(p.grad.detach(), dtype=torch.float32).to(device)
+            for p in (model.parameters() if model is not None else [])
+            if p.grad is not None
+        ]
+        grad_norm = torch.linalg.vector_norm(torch.stack(norms)) if norms else torch.zeros((), device=device)
+        loss = self._loss.to(device) if self._loss is not None else torch.zeros((), device=device)
+        # With fp16's loss scaler an overflowing gradient is expected: the scaler skips that step itself.
+        checked = loss if args.fp16 else torch.stack([loss, grad_norm])
+        flag = (~torch.isfinite(checked)).any().to(torch.int32).reshape(1)
         if dist.is_available() and dist.is_initialized():
-            flag = torch.tensor([int(diverged)], device=args.device)
             dist.all_reduce(flag, op=dist.ReduceOp.MAX)
-            diverged = bool(flag.item())
-        if diverged:
+        if flag.item():
             checkpoint = newest_complete_checkpoint(self.checkpoints_dir)[0]
-            raise TrainingDiverged(state.global_step + 1, self.last_loss, float(norm), checkpoint and str(checkpoint))
+            raise TrainingDiverged(state.global_step + 1, float(loss), float(grad_norm), checkpoint and str(checkpoint))
         return control
 
 

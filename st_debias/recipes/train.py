@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import copy
+import functools
+import inspect
 import logging
 import math
 import os
@@ -84,6 +85,24 @@ def check_rows_fill_a_batch(recipe: Recipe, rows: Any, report: dict[str, Any], s
     )
 
 
+def _holding_run_folder(train: Callable[..., TrainResult]) -> Callable[..., TrainResult]:
+    """``train`` run holding the lock on its ``output_dir`` (global rank 0 only), so that a second run into the
+    folder is refused while this one runs (:func:`~st_debias.recipes.run_folder.hold_run_folder`)."""
+    signature = inspect.signature(train)
+
+    @functools.wraps(train)
+    def holding(*args: Any, **kwargs: Any) -> TrainResult:
+        if not is_main_process():
+            return train(*args, **kwargs)
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        with hold_run_folder(Path(bound.arguments["output_dir"])):
+            return train(*args, **kwargs)
+
+    return holding
+
+
+@_holding_run_folder
 def train_recipe(
     recipe: Recipe,
     *,
@@ -158,179 +177,177 @@ def train_recipe(
     output_dir = Path(output_dir)
     cache = Path(cache_dir) if cache_dir else None
     main_process = is_main_process()
-    # Rank 0 holds the folder for the whole run: a second run into it is refused, not mixed with this one.
-    with hold_run_folder(output_dir) if main_process else contextlib.nullcontext():
-        identity = run_identity(recipe, resolve_model_name(model), corpus)
-        if main_process:
-            prepare_output(output_dir, identity, resume=bool(resume_from_checkpoint), overwrite=overwrite)
-        checkpoint = (
-            resume_checkpoint(output_dir / "checkpoints", resume_from_checkpoint, identity)
-            if resume_from_checkpoint
-            else None
-        )
-        start_model = load_start_model(model)
-        inference_length = start_model.max_seq_length  # evaluation and the saved model keep the model's own length
-        start_label = str(model or "all-MiniLM-L6-v2")
-        # --batch-size is per process: under torchrun every step consumes batch_size rows on each process.
-        rows_wanted = training.steps * training.batch_size * int(os.environ.get("WORLD_SIZE", "1"))
-        # The negation builder skips sentences with no negation or no paraphrase: read more than the rows needed.
-        oversample = {"negation": 3, "minimal_pairs": 2}.get(recipe.data.kind, 1)
-        sentences = read_corpus(corpus, training.sentences or oversample * rows_wanted)
-        if sts_tasks is None:
-            sts_tasks = QUICK_STS_TASKS if quick_eval else STS_TASKS
-        sts_tasks = tuple(sts_tasks)
-        args = SentenceTransformerTrainingArguments(
-            output_dir=str(output_dir / "checkpoints"),
-            max_steps=training.steps,
-            per_device_train_batch_size=training.batch_size,
-            learning_rate=training.learning_rate,
-            warmup_steps=int(training.warmup_ratio * training.steps),
-            seed=training.seed,
-            data_seed=training.seed,
-            batch_sampler=BatchSamplers.NO_DUPLICATES,
-            eval_strategy="steps",
-            eval_steps=training.eval_steps,
-            save_strategy="steps",
-            save_steps=training.eval_steps,
-            save_total_limit=2,
-            load_best_model_at_end=True,
-            metric_for_best_model=BEST_METRIC,
-            greater_is_better=True,
-            logging_steps=max(1, training.eval_steps // 5),
-            logging_nan_inf_filter=False,  # a NaN loss is logged as NaN (the default logs the running average)
-            report_to="none",
-            disable_tqdm=not show_progress_bar,
-            dataloader_drop_last=True,
-            # torchrun without an accelerator: transformers only goes multi-process (gloo) when told to use the CPU.
-            use_cpu=int(os.environ.get("WORLD_SIZE", "1")) > 1 and not torch.accelerator.is_available(),
-        )
-        before = None
-        # Rank 0 first: it evaluates the start model and builds (and caches) the rows; the others then read the cache.
-        with args.main_process_first(local=False, desc="st-debias: building training rows"):
-            if evaluate and main_process:
-                before = evaluate_or_reuse(
-                    start_model, eval_tasks, data_dir, label=f"{start_label} (start)", cache_dir=cache,
-                    show_progress_bar=show_progress_bar, sts_tasks=sts_tasks,
-                )
-            start_model.max_seq_length = training.max_seq_length
-            rows, data_report = build_rows(
-                recipe, sentences, start_model, cache_dir=cache, show_progress_bar=show_progress_bar, max_rows=rows_wanted
-            )
-        check_rows_fill_a_batch(recipe, rows, data_report, len(sentences), processes=args.world_size)
-        guide = None
-        if recipe.loss.guide is not None:
-            guide = copy.deepcopy(start_model) if recipe.loss.guide == "start" else load_start_model(recipe.loss.guide)
-            guide.max_seq_length = training.max_seq_length
-            guide.requires_grad_(False)
-            guide.eval()
-        loss, rows = build_loss(recipe, start_model, rows, guide=guide, show_progress_bar=show_progress_bar)
-
-        dev_evaluator = sts_dev_evaluator(data_dir)
-        start_candidate = None
-        if start_as_candidate and main_process:
-            # The start model competes with the checkpoints: its dev score at the training length (as theirs) and a
-            # CPU copy of its weights to restore if it wins.
-            announce(
-                f"Scoring the start model on STS-B dev ({len(dev_evaluator.sentences1):,} pairs, up to "
-                f"{training.max_seq_length} tokens) as checkpoint 0 of the selection…",
-                show_progress_bar,
-            )
-            start_candidate = _StartCandidate.score(start_model, dev_evaluator)
-        stop_on_signal = SaveAndStopOnSignal()
-        trainer = SentenceTransformerTrainer(
-            model=start_model,
-            args=args,
-            train_dataset=rows,
-            loss=loss,
-            evaluator=dev_evaluator,
-            callbacks=[stop_on_signal, StopOnNonFinite(loss, output_dir / "checkpoints"),
-                       FindBestCheckpoint(output_dir / "checkpoints")]
-            + ([GradientShareCallback(loss, every=gradient_share_every)] if gradient_share_every else []),
-        )
-        if main_process:
-            announce(
-                f"Training: {training.steps} steps of {training.batch_size} rows ({', '.join(rows.column_names)}; up to "
-                f"{training.max_seq_length} tokens) from {len(rows)} rows, STS-B dev every {training.eval_steps} steps "
-                f"to keep the best checkpoint ({torch_threads()}) -> {output_dir}…",
-                show_progress_bar,
-            )
-        with stop_on_signal:
-            try:
-                trainer.train(resume_from_checkpoint=checkpoint)
-            except Exception as error:  # a full disk while saving a checkpoint: say where, and how much
-                full = no_space_error(error, output_dir / "checkpoints", 3 * _state_bytes(start_model))
-                if full is None:
-                    raise
-                raise full from error
-        step = trainer.state.global_step
-        if stop_on_signal.received is not None:
-            saved = output_dir / "checkpoints" / f"checkpoint-{step}"
-            raise TrainingInterrupted(stop_on_signal.received, step, str(saved) if saved.is_dir() else None)
-        if step == 0:
-            raise ValueError(
-                f"Training ran 0 steps ({len(rows)} rows, batch size {training.batch_size}); no model was saved."
-            )
-
-        start_model.max_seq_length = inference_length
-        model_dir = output_dir / "model"
-        after = table = None
-        if not main_process:
-            return TrainResult(output_dir, model_dir, None, None, None, data_report,
-                               trainer.state.best_model_checkpoint, list(trainer.state.log_history))
-        best_checkpoint = trainer.state.best_model_checkpoint
-        held_score = _held_dev_score(trainer.state)
-        selection: dict[str, Any] = {
-            "metric": BEST_METRIC,
-            "best_checkpoint": best_checkpoint,
-            "best_checkpoint_score": held_score if held_score is not None and math.isfinite(held_score) else None,
-        }
-        card = start_model.model_card_data
-        card.add_tags(["st-debias", f"st-debias-recipe-{recipe.name}"])
-        card.model_name = f"{start_label} fine-tuned with the st_debias '{recipe.name}' recipe (v{recipe.version})"
-        trained_label = f"{recipe.name} (trained)"
-        if start_candidate is not None:
-            selection["start_score"] = start_candidate.dev_score
-            if start_candidate.holds_against(held_score):
-                start_candidate.restore(start_model)
-                best_checkpoint = "start"
-                card.model_name = (f"{start_label} (start weights kept: no '{recipe.name}' checkpoint beat them on "
-                                   "STS-B dev)")
-                card.set_best_model_step(0)
-                card.eval_results_dict[dev_evaluator] = start_candidate.metrics
-                trained_label = f"{recipe.name} (start weights kept)"
-                logger.warning(
-                    "No checkpoint beat the start model on STS-B dev (start %.4f, best checkpoint %s at %s): the saved "
-                    "model is the start model. Train fewer steps or at a lower --learning-rate.",
-                    start_candidate.dev_score, "NaN" if selection["best_checkpoint_score"] is None
-                    else f"{held_score:.4f}", trainer.state.best_model_checkpoint or "the last step",
-                )
-        selection["kept"] = best_checkpoint
-        _save_model(start_model, recipe, model_dir)
-        atomic_write_json(output_dir / "data_report.json", data_report)
-        atomic_write_json(output_dir / "selection.json", selection)
-
-        if evaluate:
-            after = evaluate_or_reuse(
-                start_model, eval_tasks, data_dir, label=trained_label, cache_dir=cache,
+    identity = run_identity(recipe, resolve_model_name(model), corpus)
+    if main_process:
+        prepare_output(output_dir, identity, resume=bool(resume_from_checkpoint), overwrite=overwrite)
+    checkpoint = (
+        resume_checkpoint(output_dir / "checkpoints", resume_from_checkpoint, identity)
+        if resume_from_checkpoint
+        else None
+    )
+    start_model = load_start_model(model)
+    inference_length = start_model.max_seq_length  # evaluation and the saved model keep the model's own length
+    start_label = str(model or "all-MiniLM-L6-v2")
+    # --batch-size is per process: under torchrun every step consumes batch_size rows on each process.
+    rows_wanted = training.steps * training.batch_size * int(os.environ.get("WORLD_SIZE", "1"))
+    # The negation builder skips sentences with no negation or no paraphrase: read more than the rows needed.
+    oversample = {"negation": 3, "minimal_pairs": 2}.get(recipe.data.kind, 1)
+    sentences = read_corpus(corpus, training.sentences or oversample * rows_wanted)
+    if sts_tasks is None:
+        sts_tasks = QUICK_STS_TASKS if quick_eval else STS_TASKS
+    sts_tasks = tuple(sts_tasks)
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(output_dir / "checkpoints"),
+        max_steps=training.steps,
+        per_device_train_batch_size=training.batch_size,
+        learning_rate=training.learning_rate,
+        warmup_steps=int(training.warmup_ratio * training.steps),
+        seed=training.seed,
+        data_seed=training.seed,
+        batch_sampler=BatchSamplers.NO_DUPLICATES,
+        eval_strategy="steps",
+        eval_steps=training.eval_steps,
+        save_strategy="steps",
+        save_steps=training.eval_steps,
+        save_total_limit=2,
+        load_best_model_at_end=True,
+        metric_for_best_model=BEST_METRIC,
+        greater_is_better=True,
+        logging_steps=max(1, training.eval_steps // 5),
+        logging_nan_inf_filter=False,  # a NaN loss is logged as NaN (the default logs the running average)
+        report_to="none",
+        disable_tqdm=not show_progress_bar,
+        dataloader_drop_last=True,
+        # torchrun without an accelerator: transformers only goes multi-process (gloo) when told to use the CPU.
+        use_cpu=int(os.environ.get("WORLD_SIZE", "1")) > 1 and not torch.accelerator.is_available(),
+    )
+    before = None
+    # Rank 0 first: it evaluates the start model and builds (and caches) the rows; the others then read the cache.
+    with args.main_process_first(local=False, desc="st-debias: building training rows"):
+        if evaluate and main_process:
+            before = evaluate_or_reuse(
+                start_model, eval_tasks, data_dir, label=f"{start_label} (start)", cache_dir=cache,
                 show_progress_bar=show_progress_bar, sts_tasks=sts_tasks,
             )
-            after["recipe"] = recipe.to_dict()
-            after["best_checkpoint"] = best_checkpoint
-            after["selection"] = selection
-            write_results([before, after], output_dir / "eval")
-            write_report([before, after], output_dir / "eval")
-            table = compare_table([before, after])
-        return TrainResult(
-            output_dir=output_dir,
-            model_dir=model_dir,
-            before=before,
-            after=after,
-            table=table,
-            data_report=data_report,
-            best_checkpoint=best_checkpoint,
-            log_history=list(trainer.state.log_history),
-            selection=selection,
+        start_model.max_seq_length = training.max_seq_length
+        rows, data_report = build_rows(
+            recipe, sentences, start_model, cache_dir=cache, show_progress_bar=show_progress_bar, max_rows=rows_wanted
         )
+    check_rows_fill_a_batch(recipe, rows, data_report, len(sentences), processes=args.world_size)
+    guide = None
+    if recipe.loss.guide is not None:
+        guide = copy.deepcopy(start_model) if recipe.loss.guide == "start" else load_start_model(recipe.loss.guide)
+        guide.max_seq_length = training.max_seq_length
+        guide.requires_grad_(False)
+        guide.eval()
+    loss, rows = build_loss(recipe, start_model, rows, guide=guide, show_progress_bar=show_progress_bar)
+
+    dev_evaluator = sts_dev_evaluator(data_dir)
+    start_candidate = None
+    if start_as_candidate and main_process:
+        # The start model competes with the checkpoints: its dev score at the training length (as theirs) and a
+        # CPU copy of its weights to restore if it wins.
+        announce(
+            f"Scoring the start model on STS-B dev ({len(dev_evaluator.sentences1):,} pairs, up to "
+            f"{training.max_seq_length} tokens) as checkpoint 0 of the selection…",
+            show_progress_bar,
+        )
+        start_candidate = _StartCandidate.score(start_model, dev_evaluator)
+    stop_on_signal = SaveAndStopOnSignal()
+    trainer = SentenceTransformerTrainer(
+        model=start_model,
+        args=args,
+        train_dataset=rows,
+        loss=loss,
+        evaluator=dev_evaluator,
+        callbacks=[stop_on_signal, StopOnNonFinite(loss, output_dir / "checkpoints"),
+                   FindBestCheckpoint(output_dir / "checkpoints")]
+        + ([GradientShareCallback(loss, every=gradient_share_every)] if gradient_share_every else []),
+    )
+    if main_process:
+        announce(
+            f"Training: {training.steps} steps of {training.batch_size} rows ({', '.join(rows.column_names)}; up to "
+            f"{training.max_seq_length} tokens) from {len(rows)} rows, STS-B dev every {training.eval_steps} steps "
+            f"to keep the best checkpoint ({torch_threads()}) -> {output_dir}…",
+            show_progress_bar,
+        )
+    with stop_on_signal:
+        try:
+            trainer.train(resume_from_checkpoint=checkpoint)
+        except Exception as error:  # a full disk while saving a checkpoint: say where, and how much
+            full = no_space_error(error, output_dir / "checkpoints", 3 * _state_bytes(start_model))
+            if full is None:
+                raise
+            raise full from error
+    step = trainer.state.global_step
+    if stop_on_signal.received is not None:
+        saved = output_dir / "checkpoints" / f"checkpoint-{step}"
+        raise TrainingInterrupted(stop_on_signal.received, step, str(saved) if saved.is_dir() else None)
+    if step == 0:
+        raise ValueError(
+            f"Training ran 0 steps ({len(rows)} rows, batch size {training.batch_size}); no model was saved."
+        )
+
+    start_model.max_seq_length = inference_length
+    model_dir = output_dir / "model"
+    after = table = None
+    if not main_process:
+        return TrainResult(output_dir, model_dir, None, None, None, data_report,
+                           trainer.state.best_model_checkpoint, list(trainer.state.log_history))
+    best_checkpoint = trainer.state.best_model_checkpoint
+    held_score = _held_dev_score(trainer.state)
+    selection: dict[str, Any] = {
+        "metric": BEST_METRIC,
+        "best_checkpoint": best_checkpoint,
+        "best_checkpoint_score": held_score if held_score is not None and math.isfinite(held_score) else None,
+    }
+    card = start_model.model_card_data
+    card.add_tags(["st-debias", f"st-debias-recipe-{recipe.name}"])
+    card.model_name = f"{start_label} fine-tuned with the st_debias '{recipe.name}' recipe (v{recipe.version})"
+    trained_label = f"{recipe.name} (trained)"
+    if start_candidate is not None:
+        selection["start_score"] = start_candidate.dev_score
+        if start_candidate.holds_against(held_score):
+            start_candidate.restore(start_model)
+            best_checkpoint = "start"
+            card.model_name = (f"{start_label} (start weights kept: no '{recipe.name}' checkpoint beat them on "
+                               "STS-B dev)")
+            card.set_best_model_step(0)
+            card.eval_results_dict[dev_evaluator] = start_candidate.metrics
+            trained_label = f"{recipe.name} (start weights kept)"
+            logger.warning(
+                "No checkpoint beat the start model on STS-B dev (start %.4f, best checkpoint %s at %s): the saved "
+                "model is the start model. Train fewer steps or at a lower --learning-rate.",
+                start_candidate.dev_score, "NaN" if selection["best_checkpoint_score"] is None
+                else f"{held_score:.4f}", trainer.state.best_model_checkpoint or "the last step",
+            )
+    selection["kept"] = best_checkpoint
+    _save_model(start_model, recipe, model_dir)
+    atomic_write_json(output_dir / "data_report.json", data_report)
+    atomic_write_json(output_dir / "selection.json", selection)
+
+    if evaluate:
+        after = evaluate_or_reuse(
+            start_model, eval_tasks, data_dir, label=trained_label, cache_dir=cache,
+            show_progress_bar=show_progress_bar, sts_tasks=sts_tasks,
+        )
+        after["recipe"] = recipe.to_dict()
+        after["best_checkpoint"] = best_checkpoint
+        after["selection"] = selection
+        write_results([before, after], output_dir / "eval")
+        write_report([before, after], output_dir / "eval")
+        table = compare_table([before, after])
+    return TrainResult(
+        output_dir=output_dir,
+        model_dir=model_dir,
+        before=before,
+        after=after,
+        table=table,
+        data_report=data_report,
+        best_checkpoint=best_checkpoint,
+        log_history=list(trainer.state.log_history),
+        selection=selection,
+    )
 
 
 def _held_dev_score(state: TrainerState) -> float | None:

@@ -265,13 +265,14 @@ def test_sigterm_saves_a_checkpoint_and_exits_non_zero(tiny_bert_dir: Path, tmp_
 
 
 def _start_training(model_dir: Path, run: Path, cache: Path) -> subprocess.Popen:
-    """A long `st-debias train` in a child process, stopped (SIGSTOP) once it holds the run folder's lock."""
+    """A long `st-debias train` in a child process, stopped (SIGSTOP) once it holds the run folder's lock and has
+    recorded its run."""
     command = [sys.executable, "-m", "st_debias.cli",
                *_train_args(model_dir, run, cache, "--recipe", "simcse", "--steps", "100000", "--sentences", "64")]  # fmt: skip
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env(), cwd=REPO)
     lock = run / ".run.lock"
     deadline = time.monotonic() + 240
-    while not (lock.is_file() and lock.read_text().strip()):  # the holder records itself once it has the lock
+    while not (lock.is_file() and lock.read_text().strip() and (run / "run.json").is_file()):
         assert process.poll() is None and time.monotonic() < deadline, "the first run never took the lock"
         time.sleep(0.05)
     process.send_signal(signal.SIGSTOP)
