@@ -471,7 +471,9 @@ def write_results(results: list[dict[str, Any]], output_dir: str | os.PathLike[s
 def _finite_or_null(value: Any, where: str, replaced: dict[str, str]) -> Any:
     """``value`` with every non-finite float replaced by None, recording its path and value in ``replaced``."""
     if isinstance(value, dict):
-        return {key: _finite_or_null(item, f"{where}.{key}" if where else str(key), replaced) for key, item in value.items()}
+        return {
+            key: _finite_or_null(item, f"{where}.{key}" if where else str(key), replaced) for key, item in value.items()
+        }
     if isinstance(value, list | tuple):
         return [_finite_or_null(item, f"{where}[{index}]", replaced) for index, item in enumerate(value)]
     if isinstance(value, float | np.floating) and not np.isfinite(value):

@@ -103,8 +103,9 @@ class FindBestCheckpoint(TrainerCallback):
 
     def on_train_begin(self, args, state, control, **kwargs):  # noqa: ANN001 - the TrainerCallback signature
         recorded = state.best_model_checkpoint
-        if state.best_global_step and not (recorded and Path(recorded).is_dir()):
-            found = self.checkpoints_dir / f"checkpoint-{state.best_global_step}"
+        step = getattr(state, "best_global_step", None)  # not recorded by older transformers
+        if step and not (recorded and Path(recorded).is_dir()):
+            found = self.checkpoints_dir / f"checkpoint-{step}"
             if found.is_dir():
                 state.best_model_checkpoint = str(found)
         return control

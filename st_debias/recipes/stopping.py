@@ -65,7 +65,7 @@ class StopOnNonFinite(TrainerCallback):
         values = output.values() if isinstance(output, dict) else [output]
         self._loss = sum(value.detach().float().sum() for value in values)
 
-    def on_pre_optimizer_step(self, args, state, control, model=None, **kwargs):  # noqa: ANN001 - the TrainerCallback signature
+    def on_pre_optimizer_step(self, args, state, control, model=None, **kwargs):  # noqa: ANN001 - TrainerCallback
         import torch
         import torch.distributed as dist
 
