@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
 
 # command -> (module that registers it, one-line summary for ``st-debias --help``)
@@ -67,7 +68,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"st-debias: error: {error}", file=sys.stderr)
         return 1
     args = parser.parse_args(argv)
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:  # Ctrl-C outside the training loop (which saves a checkpoint itself): one line
+        print(f"\nst-debias {command}: interrupted by SIGINT (Ctrl-C); stopped.", file=sys.stderr)
+        return 128 + signal.SIGINT
 
 
 if __name__ == "__main__":

@@ -20,7 +20,9 @@ from .similarity import (
 )
 from .validation import (
     check_finite,
+    check_finite_number,
     check_non_negative,
+    check_not_empty,
     check_num_columns,
     check_positive,
     check_row_weights,
@@ -32,7 +34,9 @@ __all__ = [
     "at_least_float32",
     "batch_standardize",
     "check_finite",
+    "check_finite_number",
     "check_non_negative",
+    "check_not_empty",
     "check_num_columns",
     "check_positive",
     "check_row_weights",

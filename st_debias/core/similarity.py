@@ -2,12 +2,16 @@
 
 The default scorer is sentence-transformers' ``cos_sim`` (as in MultipleNegativesRankingLoss). Every
 input below float32 (float16, bfloat16) is upcast first, so a matmul never rounds scores to 3 decimal
-digits and a zero embedding never meets an ``eps`` that underflows to 0 (a NaN in float16).
+digits and a zero embedding never meets an ``eps`` that underflows to 0 (a NaN in float16). The scores are
+computed with autocast switched off, so mixed-precision training (``bf16=True``, ``fp16=True``) does not
+round them back down.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
 
 import torch
 from sentence_transformers.util import cos_sim, dot_score, pairwise_cos_sim, pairwise_dot_score
@@ -23,15 +27,43 @@ _PAIRWISE: dict[SimilarityFct, SimilarityFct] = {cos_sim: pairwise_cos_sim, dot_
 
 
 def at_least_float32(x: Tensor) -> Tensor:
-    """``x`` upcast to float32 when its floating dtype is narrower (float16, bfloat16); else unchanged."""
+    """``x`` upcast to float32 when its floating dtype is narrower (float16, bfloat16); else unchanged.
+
+    The gradient flowing back is cast to ``x``'s dtype saturating at its largest finite value, not overflowing
+    to inf: a (near-)zero embedding has a float32 cosine gradient of about 1/eps (1e12), which float16 cannot
+    hold, and the inf turned into NaN further back. A NaN gradient stays NaN.
+    """
     if x.is_floating_point() and torch.finfo(x.dtype).bits < 32:
-        return x.float()
+        return _SaturatingUpcast.apply(x)
     return x
+
+
+class _SaturatingUpcast(torch.autograd.Function):
+    """``x.float()`` whose backward clamps the gradient to the finite range of ``x``'s dtype before casting."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor) -> Tensor:
+        ctx.dtype = x.dtype
+        return x.float()
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> Tensor:
+        limit = torch.finfo(ctx.dtype).max
+        return grad.clamp(-limit, limit).to(ctx.dtype)
+
+
+def full_precision(x: Tensor) -> AbstractContextManager[Any]:
+    """A context in which autocast is off on ``x``'s device (so float32 inputs give float32 results)."""
+    device = x.device.type
+    if device in ("cpu", "cuda") and torch.is_autocast_enabled(device):
+        return torch.autocast(device_type=device, enabled=False)
+    return nullcontext()
 
 
 def similarity_matrix(a: Tensor, b: Tensor, similarity_fct: SimilarityFct = cos_sim) -> Tensor:
     """``similarity_fct`` of every row of ``a`` with every row of ``b``: shape ``(len(a), len(b))``."""
-    return similarity_fct(at_least_float32(a), at_least_float32(b))
+    with full_precision(a):
+        return similarity_fct(at_least_float32(a), at_least_float32(b))
 
 
 def rowwise_similarity(a: Tensor, b: Tensor, similarity_fct: SimilarityFct = cos_sim) -> Tensor:
@@ -42,7 +74,8 @@ def rowwise_similarity(a: Tensor, b: Tensor, similarity_fct: SimilarityFct = cos
     """
     a, b = at_least_float32(a), at_least_float32(b)
     pairwise = _PAIRWISE.get(similarity_fct)
-    return pairwise(a, b) if pairwise is not None else similarity_fct(a, b).diagonal()
+    with full_precision(a):
+        return pairwise(a, b) if pairwise is not None else similarity_fct(a, b).diagonal()
 
 
 def batch_standardize(x: Tensor, eps: float = 1e-5) -> Tensor:

@@ -20,6 +20,16 @@ def check_num_columns(embeddings: list[Tensor], minimum: int, maximum: int | Non
     sizes = {e.size(0) for e in embeddings}
     if len(sizes) != 1:
         raise ValueError(f"{loss_name}: all input columns must have the same number of rows, got sizes {sorted(sizes)}.")
+    check_not_empty(embeddings[0].size(0), loss_name)
+
+
+def check_not_empty(rows: int, loss_name: str) -> None:
+    """Raise ``ValueError`` for a batch of 0 rows (a mean over no row is NaN; an empty loop has no first item)."""
+    if rows == 0:
+        raise ValueError(
+            f"{loss_name}: got an empty batch (0 rows), which has no loss. Drop empty batches before the loss "
+            "(the trainer's dataloader_drop_last=True does for a short last batch)."
+        )
 
 
 def check_row_weights(weights: Tensor, batch_size: int, loss_name: str) -> Tensor:
@@ -44,6 +54,11 @@ def check_finite(tensors: list[Tensor], what: str, loss_name: str) -> None:
             raise ValueError(
                 f"{loss_name}: {what} contain NaN or inf (column {column}, rows {bad_rows.nonzero().flatten().tolist()})."
             )
+
+
+def check_finite_number(value: float, name: str, loss_name: str) -> None:
+    if not (isinstance(value, (int, float)) and math.isfinite(value)):
+        raise ValueError(f"{loss_name}: {name} must be a finite number, got {value!r}.")
 
 
 def check_positive(value: float, name: str, loss_name: str) -> None:

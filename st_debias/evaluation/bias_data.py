@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from st_debias.data.io.corpus import WIKI_CORPUS
-from st_debias.datafiles import tsv_records
+from st_debias.datafiles import text_lines, tsv_records
 from st_debias.paths import DATA_ENV, DataNotFoundError, data_file, portable_path
 
 #: The CANNOT probe files in the default order: sorted by file name. With the first 3,000 pairs this is
@@ -151,6 +151,7 @@ def load_word_order_sentences(
     Raises:
         ValueError: ``count`` < 1.
         DataNotFoundError: the file is missing or empty.
+        st_debias.datafiles.DataFileError: a line is not UTF-8 (named with its byte).
     """
     if count < 1:
         raise ValueError(f"count must be ≥ 1, got {count}")
@@ -159,9 +160,8 @@ def load_word_order_sentences(
         raise DataNotFoundError(f"Missing corpus file {file.resolve()}. Set {DATA_ENV} or pass data_dir=...")
     total = 0
     tail: deque[str] = deque(maxlen=count)
-    with file.open(encoding="utf-8") as handle:
-        for total, line in enumerate(handle, start=1):  # noqa: B007 - total is the line count afterwards
-            tail.append(line.rstrip("\n"))
+    for total, line in text_lines(file):  # noqa: B007 - total is the line count afterwards
+        tail.append(line)
     if not tail:
         raise DataNotFoundError(f"Corpus file {file.resolve()} is empty")
     return CorpusSlice(list(tail), str(file.resolve()), total - len(tail) + 1, total, total)

@@ -66,6 +66,7 @@ class EmbeddingCache:
         vectors = np.asarray(vectors, dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[0] != len(missing):
             raise ValueError(f"model.encode returned shape {vectors.shape} for {len(missing)} sentences")
+        check_finite_embeddings(vectors, missing, self.model)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         vectors = vectors / np.maximum(norms, 1e-12)
         start = len(self._index)
@@ -92,6 +93,26 @@ class EmbeddingCache:
         a = self.embed(sentences1).astype(np.float64)
         b = self.embed(sentences2).astype(np.float64)
         return np.einsum("ij,ij->i", a, b)
+
+
+class NonFiniteEmbeddings(ValueError):
+    """A model gave NaN or infinite embeddings: its scores would be meaningless, so none are reported."""
+
+
+def check_finite_embeddings(vectors: np.ndarray, sentences: Sequence[str], model: Any) -> None:
+    """Raise :class:`NonFiniteEmbeddings` naming ``model`` when any row of ``vectors`` is not finite.
+
+    A model whose weights hold a NaN (a diverged training run) embeds every sentence as NaN; cosines, Spearman
+    correlations and averages of it are NaN too, and would be reported as if they were scores.
+    """
+    bad = ~np.isfinite(vectors).all(axis=1)
+    if bad.any():
+        first = sentences[int(np.flatnonzero(bad)[0])]
+        raise NonFiniteEmbeddings(
+            f"model {_instance_label(model)} gives non-finite (NaN or infinite) embeddings for {int(bad.sum()):,} of "
+            f"{len(sentences):,} sentences (first: {first!r}); its weights are not usable (a diverged training run?), "
+            "so no score is reported for it."
+        )
 
 
 def load_any_model(model: Any) -> tuple[Any, str]:

@@ -508,12 +508,38 @@ def write_report(results: list[dict[str, Any]], output_dir: str | os.PathLike[st
 
 
 def write_results(results: list[dict[str, Any]], output_dir: str | os.PathLike[str]) -> Path:
-    """Write ``results.json`` (a list of entries) into ``output_dir``; return its path."""
+    """Write ``results.json`` (a list of entries) into ``output_dir``; return its path.
+
+    The file is strict JSON: a NaN or infinite score (e.g. the Spearman correlation of a model whose cosines are
+    all equal) is written as ``null``, and the entry's ``"non_finite"`` maps each such field's path (``sts.STS12``)
+    to the value it replaced, so a reader knows why it is missing.
+    """
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "results.json"
-    _write_atomic(path, json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    strict = []
+    for entry in results:
+        replaced: dict[str, str] = {}
+        entry = _finite_or_null(entry, "", replaced)
+        if replaced:
+            entry["non_finite"] = {**entry.get("non_finite", {}), **replaced}
+        strict.append(entry)
+    _write_atomic(path, json.dumps(strict, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
     return path
+
+
+def _finite_or_null(value: Any, where: str, replaced: dict[str, str]) -> Any:
+    """``value`` with every non-finite float replaced by None, recording its path and value in ``replaced``."""
+    if isinstance(value, dict):
+        return {
+            key: _finite_or_null(item, f"{where}.{key}" if where else str(key), replaced) for key, item in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [_finite_or_null(item, f"{where}[{index}]", replaced) for index, item in enumerate(value)]
+    if isinstance(value, float | np.floating) and not np.isfinite(value):
+        replaced[where] = str(float(value))
+        return None
+    return value
 
 
 def _write_atomic(path: Path, text: str) -> None:

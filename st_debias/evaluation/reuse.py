@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import tempfile
 from collections.abc import Callable, Sequence
@@ -34,6 +35,8 @@ from st_debias.evaluation.bias_data import CANNOT_DIR, DEFAULT_NEGATION_PAIRS, D
 from st_debias.evaluation.sts_data import LOCAL_FILES, STS_TASKS
 from st_debias.fingerprint import model_fingerprint
 from st_debias.paths import DATA_ENV, DataNotFoundError, data_dir, portable_path
+
+logger = logging.getLogger(__name__)
 
 #: Version of the metric code behind a results entry. Bump it when a score's computation changes, so that
 #: packaged and cached entries computed by the old code are no longer reused.
@@ -300,8 +303,18 @@ def find_evaluation(
             rejected.append(f"{path.name}: {reason}")
     cached = cache_file(key, cache_dir)
     if cached.is_file():
-        entry = json.loads(cached.read_text(encoding="utf-8"))
-        if key.mismatch(EvaluationKey.from_dict(entry["key"])) is None:
+        try:
+            entry = json.loads(cached.read_text(encoding="utf-8"))
+            stored = EvaluationKey.from_dict(entry["key"])
+            if not isinstance(entry["result"], dict):
+                raise TypeError(f"result is a {type(entry['result']).__name__}, not an object")
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:  # cut short, or another schema
+            # The caller evaluates again and rewrites the entry.
+            logger.warning(
+                "Evaluation cache entry %s is unreadable (%s: %s); rebuilding it.", cached, type(error).__name__, error
+            )
+            return Lookup(None, rejected)
+        if key.mismatch(stored) is None:
             return Lookup(Reused(_restore(entry, data_folder), cached, "cache"), rejected)
     return Lookup(None, rejected)
 

@@ -17,6 +17,8 @@ from sentence_transformers.base.losses.gradcache import (
 )
 from torch import Tensor, nn
 
+from st_debias import core
+
 from ._base import LossOutput, combine_parts
 from .debias_infonce import DebiasInfoNCE
 from .focal_infonce import FocalInfoNCE
@@ -173,6 +175,7 @@ class CachedLoss(CachedLossMixin, nn.Module):
         features = _input_columns(self.loss, list(sentence_features))
         grad_enabled = torch.is_grad_enabled()
         # Fixed before any forward: modules may edit the features in place, and step 3 replays step 1.
+        core.check_not_empty(min(map(_num_rows, features), default=0), type(self).__name__)
         ranges = [_minibatch_ranges(feature, self.mini_batch_size) for feature in features]
         extra = self._guide_kwargs(features, ranges[0])
 
@@ -321,6 +324,11 @@ def _refuse_adaptive_layer(model: Any, name: str) -> None:
             f"{name} cannot run inside AdaptiveLayerLoss: it re-embeds during the backward pass, after "
             "AdaptiveLayerLoss has restored the model's forward. Use AdaptiveLayerLoss around the uncached loss."
         )
+
+
+def _num_rows(feature: dict[str, Any]) -> int:
+    """Rows in one column's model inputs (0 for an empty batch, whose inputs may hold no tensor at all)."""
+    return next((value.size(0) for value in feature.values() if isinstance(value, Tensor)), 0)
 
 
 def _embedding_gradients(

@@ -95,8 +95,7 @@ class FocalInfoNCE(EmbeddingLoss):
         """
         super().__init__(model)
         core.check_positive(scale, "scale", "FocalInfoNCE")
-        if not isinstance(margin, (int, float)) or margin != margin:
-            raise ValueError(f"FocalInfoNCE: margin must be a number, got {margin!r}.")
+        core.check_finite_number(margin, "margin", "FocalInfoNCE")
         self.scale = float(scale)
         self.margin = float(margin)
         self.similarity_fct = similarity_fct
@@ -104,6 +103,8 @@ class FocalInfoNCE(EmbeddingLoss):
 
     def compute_loss_from_embeddings(self, embeddings: list[Tensor], labels: Tensor | None = None) -> Tensor:
         core.check_num_columns(embeddings, 2, None, "FocalInfoNCE", "anchor, positive, negative_1..n")
+        # Upcast once per column, so that a column used twice sums its gradient in float32, not float16.
+        embeddings = [core.at_least_float32(e) for e in embeddings]
         anchors = embeddings[0]
         batch_size = anchors.size(0)
         candidates, offset = core.gather_rows(list(embeddings[1:]), self.gather_across_devices)

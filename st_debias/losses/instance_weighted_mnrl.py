@@ -201,6 +201,8 @@ class InstanceWeightedMNRL(EmbeddingLoss):
         """Loss from embeddings; ``guide_embeddings`` (one tensor per column) overrides the label column."""
         name = "InstanceWeightedMNRL"
         core.check_num_columns(embeddings, 2, None, name, "anchor, positive, negative_1..n")
+        # Upcast once per column, so that a column used twice sums its gradient in float32, not float16.
+        embeddings = [core.at_least_float32(e) for e in embeddings]
         anchors = embeddings[0]
         batch_size = anchors.size(0)
         row_weights, label_guide = self._parse_labels(labels, batch_size, len(embeddings))

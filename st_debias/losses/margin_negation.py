@@ -177,6 +177,8 @@ class MarginNegationLoss(EmbeddingLoss):
         expected = 4 if self.contrastive == "dropout" else 3
         layout = "anchor, paraphrase, negation" + (", anchor dropout view" if expected == 4 else "")
         core.check_num_columns(embeddings, expected, expected, name, layout)
+        # Upcast once per column, so that a column used twice sums its gradient in float32, not float16.
+        embeddings = [core.at_least_float32(e) for e in embeddings]
         anchor, paraphrase, negation = embeddings[:3]
         paraphrase_similarity = core.rowwise_similarity(anchor, paraphrase, self.similarity_fct)
         negation_similarity = core.rowwise_similarity(anchor, negation, self.similarity_fct)

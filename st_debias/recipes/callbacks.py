@@ -1,9 +1,10 @@
-"""Trainer callbacks that show what drives a run."""
+"""Trainer callbacks that show what drives a run, and one that keeps a resumed run's best checkpoint."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from pathlib import Path
 
 import torch
 from torch import nn
@@ -86,3 +87,25 @@ class GradientShareCallback(TrainerCallback):
     def remove(self) -> None:
         """Detach the hook from the loss."""
         self._handle.remove()
+
+
+class FindBestCheckpoint(TrainerCallback):
+    """Find a resumed run's best checkpoint in ``checkpoints_dir`` by its step, wherever the run was started.
+
+    The trainer records the best checkpoint as a path, relative when ``--output`` was, and forgets it on resume
+    when that path does not exist from the current working directory (or after the folder moved): the run then
+    ends holding its last weights, not its best. The step (``best_global_step``) is recorded too; this callback
+    points the state back at ``checkpoints_dir/checkpoint-<step>`` when that folder exists.
+    """
+
+    def __init__(self, checkpoints_dir: Path) -> None:
+        self.checkpoints_dir = Path(checkpoints_dir)
+
+    def on_train_begin(self, args, state, control, **kwargs):  # noqa: ANN001 - the TrainerCallback signature
+        recorded = state.best_model_checkpoint
+        step = getattr(state, "best_global_step", None)  # not recorded by older transformers
+        if step and not (recorded and Path(recorded).is_dir()):
+            found = self.checkpoints_dir / f"checkpoint-{step}"
+            if found.is_dir():
+                state.best_model_checkpoint = str(found)
+        return control

@@ -65,7 +65,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_train(args: argparse.Namespace) -> int:
     from .config import load_recipe, override
-    from .stopping import TrainingInterrupted
+    from .stopping import TrainingDiverged, TrainingInterrupted
     from .train import is_main_process, train_recipe
 
     try:
@@ -95,6 +95,10 @@ def run_train(args: argparse.Namespace) -> int:
             overwrite=args.overwrite,
             start_as_candidate=args.start_as_candidate,
         )
+    except TrainingDiverged as diverged:
+        if is_main_process():
+            print(f"st-debias train: error: {diverged}", file=sys.stderr)
+        return diverged.exit_code
     except TrainingInterrupted as stopped:
         if is_main_process():
             resume = " Continue with the same command plus --resume." if stopped.checkpoint else ""
@@ -109,7 +113,7 @@ def run_train(args: argparse.Namespace) -> int:
         selection = result.selection
         print(
             f"\nSaved model: {result.model_dir}  (the start model's weights: no checkpoint beat its STS-B dev score "
-            f"{selection['start_score']:.4f}; the best reached {selection['best_checkpoint_score']:.4f})"
+            f"{selection['start_score']:.4f}; the best reached {_score(selection['best_checkpoint_score'])})"
         )
     else:
         print(f"\nSaved model: {result.model_dir}  (best checkpoint: {result.best_checkpoint})")
@@ -131,3 +135,8 @@ def run_train(args: argparse.Namespace) -> int:
             )
         print(f"Full report (plots, data sources): {report / 'report.md'}; every number: {report / 'results.json'}")
     return 0
+
+
+def _score(value: float | None) -> str:
+    """A dev score for a message: four decimals, or "no finite score"."""
+    return "no finite score" if value is None else f"{value:.4f}"

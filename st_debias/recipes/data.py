@@ -14,7 +14,7 @@ from datasets import Dataset, load_from_disk
 
 from st_debias.data.io.corpus import clean_sentences, read_sentences
 from st_debias.data.io.embeddings import cache_root
-from st_debias.files import atomic_write_json, publish_folder
+from st_debias.files import atomic_write_json, publish_folder, remove_stale_staging
 from st_debias.progress import announce
 
 from .config import Recipe
@@ -123,6 +123,7 @@ def _read_cached_rows(folder: Path) -> tuple[Dataset, dict[str, Any]] | None:
 
 def _write_cached_rows(folder: Path, rows: Dataset, report: dict[str, Any]) -> None:
     """Write the entry under a temporary name and rename it into place: a crash never leaves a half entry."""
+    remove_stale_staging(folder.parent)
     staging = folder.with_name(f".{folder.name}.{os.getpid()}.tmp")
     shutil.rmtree(staging, ignore_errors=True)
     try:

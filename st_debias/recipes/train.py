@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import functools
+import inspect
 import logging
 import math
 import os
@@ -14,14 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from st_debias.files import atomic_write_json, atomic_write_text
+from st_debias.files import atomic_write_json, atomic_write_text, no_space_error
 from st_debias.paths import load_model, resolve_model_name
 from st_debias.progress import announce, torch_threads
 
 from .config import Recipe, TrainingConfig
 from .data import build_rows, read_corpus
 from .losses import build_loss
-from .run_folder import prepare_output, resume_checkpoint, run_identity
+from .run_folder import STAGING_MODEL, hold_run_folder, prepare_output, resume_checkpoint, run_identity
 
 if TYPE_CHECKING:
     import torch
@@ -83,6 +85,24 @@ def check_rows_fill_a_batch(recipe: Recipe, rows: Any, report: dict[str, Any], s
     )
 
 
+def _holding_run_folder(train: Callable[..., TrainResult]) -> Callable[..., TrainResult]:
+    """``train`` run holding the lock on its ``output_dir`` (global rank 0 only), so that a second run into the
+    folder is refused while this one runs (:func:`~st_debias.recipes.run_folder.hold_run_folder`)."""
+    signature = inspect.signature(train)
+
+    @functools.wraps(train)
+    def holding(*args: Any, **kwargs: Any) -> TrainResult:
+        if not is_main_process():
+            return train(*args, **kwargs)
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        with hold_run_folder(Path(bound.arguments["output_dir"])):
+            return train(*args, **kwargs)
+
+    return holding
+
+
+@_holding_run_folder
 def train_recipe(
     recipe: Recipe,
     *,
@@ -127,10 +147,12 @@ def train_recipe(
             Training too long or too fast then cannot return a model worse on dev than the one it began with.
 
     Raises:
-        ValueError: a budget or data that cannot train a step, or an output folder holding another run.
+        ValueError: a budget or data that cannot train a step, an output folder holding another run or in use by a
+            live one, or a ``--resume`` checkpoint that is incomplete or from another run.
         TrainingInterrupted: SIGTERM/SIGINT stopped training after saving a checkpoint.
+        TrainingDiverged: the loss or the gradient turned non-finite; no model was saved.
 
-    Under ``torchrun``, global rank 0 checks the output folder, builds the rows (the other ranks wait, then
+    Under ``torchrun``, global rank 0 locks and checks the output folder, builds the rows (the other ranks wait, then
     read them from the cache), evaluates and saves; every rank trains.
     """
     import torch
@@ -146,19 +168,23 @@ def train_recipe(
         write_report,
         write_results,
     )
-    from st_debias.recipes.callbacks import GradientShareCallback
+    from st_debias.recipes.callbacks import FindBestCheckpoint, GradientShareCallback
 
-    from .stopping import SaveAndStopOnSignal, TrainingInterrupted
+    from .stopping import SaveAndStopOnSignal, StopOnNonFinite, TrainingInterrupted
 
     training = recipe.training
     check_budget(training)
     output_dir = Path(output_dir)
     cache = Path(cache_dir) if cache_dir else None
     main_process = is_main_process()
+    identity = run_identity(recipe, resolve_model_name(model), corpus)
     if main_process:
-        identity = run_identity(recipe, resolve_model_name(model), corpus)
         prepare_output(output_dir, identity, resume=bool(resume_from_checkpoint), overwrite=overwrite)
-    checkpoint = resume_checkpoint(output_dir / "checkpoints", resume_from_checkpoint) if resume_from_checkpoint else None
+    checkpoint = (
+        resume_checkpoint(output_dir / "checkpoints", resume_from_checkpoint, identity)
+        if resume_from_checkpoint
+        else None
+    )
     start_model = load_start_model(model)
     inference_length = start_model.max_seq_length  # evaluation and the saved model keep the model's own length
     start_label = str(model or "all-MiniLM-L6-v2")
@@ -188,6 +214,7 @@ def train_recipe(
         metric_for_best_model=BEST_METRIC,
         greater_is_better=True,
         logging_steps=max(1, training.eval_steps // 5),
+        logging_nan_inf_filter=False,  # a NaN loss is logged as NaN (the default logs the running average)
         report_to="none",
         disable_tqdm=not show_progress_bar,
         dataloader_drop_last=True,
@@ -234,7 +261,8 @@ def train_recipe(
         train_dataset=rows,
         loss=loss,
         evaluator=dev_evaluator,
-        callbacks=[stop_on_signal]
+        callbacks=[stop_on_signal, StopOnNonFinite(loss, output_dir / "checkpoints"),
+                   FindBestCheckpoint(output_dir / "checkpoints")]
         + ([GradientShareCallback(loss, every=gradient_share_every)] if gradient_share_every else []),
     )
     if main_process:
@@ -245,7 +273,13 @@ def train_recipe(
             show_progress_bar,
         )
     with stop_on_signal:
-        trainer.train(resume_from_checkpoint=checkpoint)
+        try:
+            trainer.train(resume_from_checkpoint=checkpoint)
+        except Exception as error:  # a full disk while saving a checkpoint: say where, and how much
+            full = no_space_error(error, output_dir / "checkpoints", 3 * _state_bytes(start_model))
+            if full is None:
+                raise
+            raise full from error
     step = trainer.state.global_step
     if stop_on_signal.received is not None:
         saved = output_dir / "checkpoints" / f"checkpoint-{step}"
@@ -358,12 +392,31 @@ class _StartCandidate:
         model.load_state_dict(self.state)
 
 
+def _state_bytes(model: Any) -> int:
+    """Bytes of the model's weights: what saving it needs (a checkpoint needs about 3x: weights, Adam's moments)."""
+    return sum(tensor.numel() * tensor.element_size() for tensor in model.state_dict().values())
+
+
+# Embedded before a model is saved: a model with non-finite weights is never published.
+_SAVE_CHECK_SENTENCES = ("A man is playing a guitar.", "The weather is not cold today.")
+
+
 def _save_model(model: Any, recipe: Recipe, model_dir: Path) -> None:
     """Save into a staging folder, then swap it in: a crash leaves the previous model (or none), never half of one."""
-    staging = model_dir.with_name(f".{model_dir.name}.partial")
+    from st_debias.evaluation.embeddings import EmbeddingCache
+
+    EmbeddingCache(model).prefetch(_SAVE_CHECK_SENTENCES)  # refuses a model with non-finite embeddings
+    staging = model_dir.with_name(STAGING_MODEL)
     shutil.rmtree(staging, ignore_errors=True)
-    model.save_pretrained(str(staging))
-    atomic_write_text(staging / "st_debias_recipe.yaml", yaml.safe_dump(recipe.to_dict(), sort_keys=False))
+    try:
+        model.save_pretrained(str(staging))
+        atomic_write_text(staging / "st_debias_recipe.yaml", yaml.safe_dump(recipe.to_dict(), sort_keys=False))
+    except Exception as error:
+        shutil.rmtree(staging, ignore_errors=True)
+        full = no_space_error(error, model_dir, _state_bytes(model))
+        if full is None:
+            raise
+        raise full from error
     if model_dir.exists():
         shutil.rmtree(model_dir)
     os.replace(staging, model_dir)

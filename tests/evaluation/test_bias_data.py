@@ -89,3 +89,11 @@ def test_word_order_slice_is_disjoint_from_the_training_read(shared_data):
     assert tail.describe()["lines"] == [199_001, 200_000]
     head = set(read_sentences(shared_data / "corpus" / "wiki_sentences.txt", limit=64 * 1000 * 3))
     assert not head & set(tail.sentences)
+
+
+def test_word_order_file_with_a_non_utf8_byte_names_file_and_line(tmp_path):
+    """Failure: a latin-1 byte in the word-order probe's file gave `'utf-8' codec can't decode ...`, no file or line."""
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_bytes(b"First line here.\nSecond line.\nCaf\xe9 au lait.\nLast line.\n")
+    with pytest.raises(ValueError, match=rf"{corpus}:3: is not valid UTF-8: byte 0xe9 at column 4"):
+        load_word_order_sentences(path=corpus, count=2)

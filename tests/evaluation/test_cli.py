@@ -142,3 +142,51 @@ def test_cli_unknown_local_mteb_task_names_task_and_folder(tiny_st_dir, mini_dat
     assert code == 2
     err = capsys.readouterr().err
     assert "'STS17' has no local copy" in err and str(mini_data) in err
+
+
+def test_eval_refuses_a_model_with_nan_embeddings(tiny_bert_dir, mini_data, tmp_path, capsys):
+    """Failure: a model with a NaN weight (a diverged run) was evaluated, exit 0, with average `nan`."""
+    import torch
+
+    from tests.conftest import load_tiny_model
+
+    model = load_tiny_model(tiny_bert_dir)
+    with torch.no_grad():
+        next(model.parameters()).fill_(float("nan"))  # every word embedding, as after a diverged step
+    model.save(str(tmp_path / "nan-model"))
+    out = tmp_path / "eval"
+    code = main(["eval", str(tmp_path / "nan-model"), "--tasks", "sts", "--output", str(out),
+                 "--data-dir", str(mini_data), "--no-progress"])  # fmt: skip
+    assert code == 2
+    assert "gives non-finite (NaN or infinite) embeddings for" in capsys.readouterr().err
+    assert not (out / "results.json").exists()
+
+
+def test_results_json_is_strict_json(tmp_path):
+    """Failure: a NaN score was written as a bare `NaN`, which strict JSON readers reject."""
+    from st_debias.evaluation import write_results
+
+    def refuse(constant: str):
+        raise ValueError(f"not JSON: {constant}")
+
+    path = write_results([{"model": "m", "sts": {"STS12": float("nan"), "avg": 71.5}, "x": [float("-inf")]}], tmp_path)
+    (entry,) = json.loads(path.read_text(encoding="utf-8"), parse_constant=refuse)
+    assert entry["sts"] == {"STS12": None, "avg": 71.5} and entry["x"] == [None]
+    assert entry["non_finite"] == {"sts.STS12": "nan", "x[0]": "-inf"}
+
+
+def test_ctrl_c_outside_training_prints_one_line(tiny_st_dir, tmp_path, capsys, monkeypatch):
+    """Failure: Ctrl-C while evaluating (outside the training loop) printed a KeyboardInterrupt traceback."""
+    import st_debias.evaluation.evaluate as evaluate_module
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(evaluate_module, "evaluate_model", interrupted)
+    try:
+        code = main(["eval", str(tiny_st_dir), "--tasks", "sts", "--output", str(tmp_path / "eval"), "--no-progress"])
+    except KeyboardInterrupt:
+        pytest.fail("KeyboardInterrupt escaped the command: the user sees a traceback")
+    assert code == 130
+    err = capsys.readouterr().err
+    assert err.strip().splitlines()[-1] == "st-debias eval: interrupted by SIGINT (Ctrl-C); stopped."

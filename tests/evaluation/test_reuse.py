@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 import shutil
 from pathlib import Path
 
@@ -271,3 +272,24 @@ def test_transfer_is_added_to_a_reused_entry(
     assert result["transfer"] == {"MR": 70.0, "avg": 70.0} and result["transfer_selection"]["avg"] == 69.0
     assert result["sources"]["transfer"] == {"MR": {"protocol": "cv"}}
     assert "Reusing" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("damage", "reason"),
+    [(lambda text: text[: len(text) // 2], "JSONDecodeError"), (lambda text: '{"model": "x"}', "KeyError: 'key'")],
+    ids=["cut-short", "other-schema"],
+)
+def test_a_corrupt_evaluation_cache_entry_is_named_and_rebuilt(
+    damage, reason: str, tiny_model_other, mini_data: Path, tmp_path: Path, packaged, counted, caplog
+) -> None:
+    """Failure: a cut-short cache entry gave a bare JSON error, a wrong-schema one a KeyError traceback, on every
+    later run, though the README says corrupt entries are rebuilt."""
+    folder, _ = packaged
+    first = _reuse(tiny_model_other, mini_data, tmp_path, folder)
+    (entry,) = (tmp_path / "cache" / "eval").glob("*.json")
+    entry.write_text(damage(entry.read_text()))
+    with caplog.at_level(logging.WARNING):
+        again = _reuse(tiny_model_other, mini_data, tmp_path, folder)
+    assert f"Evaluation cache entry {entry} is unreadable ({reason}" in caplog.text and "rebuilding it" in caplog.text
+    assert counted == ["start", "start"] and again["sts"] == first["sts"]
+    assert _reuse(tiny_model_other, mini_data, tmp_path, folder)["reused_from"]["kind"] == "cache", "not rewritten"

@@ -473,3 +473,11 @@ def test_gather_across_devices_under_the_cache(tiny_bert_dir: Path, tmp_path: Pa
             _assert_same(uncached, cached)
         # Sanity: the gather happened (3 local rows against 6 candidates), so it changes the loss.
         assert abs(local_only["loss"] - results["focal"][1][0]["loss"]) > 1e-6
+
+
+@pytest.mark.parametrize("build", [CachedFocalInfoNCE, CachedMarginNegationLoss], ids=["focal", "margin-negation"])
+def test_an_empty_batch_is_a_clear_error(build, tiny_model):
+    """Guards against a bare StopIteration from an empty batch in the cached losses."""
+    columns = 2 if build is CachedFocalInfoNCE else 3
+    with pytest.raises(ValueError, match=r"empty batch \(0 rows\)"):
+        build(tiny_model, mini_batch_size=2)([tiny_model.preprocess([]) for _ in range(columns)])

@@ -82,6 +82,8 @@ CASES = [
     ),
 ]
 IDS = [case.name for case in CASES]
+# Noise negatives score the anchors twice (against the candidates and against the noise).
+NOISE_CASE = Case("InstanceWeightedMNRL-noise", lambda: InstanceWeightedMNRL(None, noise_ratio=1.0), 2)
 
 
 def _total(output: torch.Tensor | dict[str, torch.Tensor]) -> torch.Tensor:
@@ -363,6 +365,52 @@ def test_float16_zero_embedding_gives_a_finite_loss(columns, case):
     embeddings[0][0] = 0.0
     output = case.build().compute_loss_from_embeddings(embeddings, labels)
     assert torch.isfinite(_total(output))
+
+
+@pytest.mark.parametrize("zero_column", [0, 1], ids=["zero-anchor", "zero-positive"])
+@pytest.mark.parametrize("case", CASES + [NOISE_CASE], ids=IDS + [NOISE_CASE.name])
+def test_float16_zero_embedding_gives_finite_gradients(columns, case, zero_column):
+    """Guards against a NaN/inf gradient from finite float16 input: a zero row's float32 cosine gradient (about
+    1/eps = 1e12) overflowed when cast back to float16 (seen with noise negatives, which score the anchors twice)."""
+    embeddings, labels = _in_dtype(case, columns(11, 4, 5, case.num_columns), torch.float16)
+    embeddings = [e.detach().requires_grad_() for e in embeddings]
+    with torch.no_grad():
+        embeddings[zero_column][0] = 0.0
+    torch.manual_seed(0)
+    _total(case.build().compute_loss_from_embeddings(embeddings, labels)).backward()
+    for column, embedding in enumerate(embeddings):
+        assert torch.isfinite(embedding.grad).all(), f"non-finite gradient in column {column}"
+
+
+@pytest.mark.parametrize("case", CASES + [NOISE_CASE], ids=IDS + [NOISE_CASE.name])
+def test_similarities_are_float32_under_autocast(columns, case):
+    """Guards against similarities computed in bfloat16 under mixed-precision training (`bf16=True`): autocast
+    runs the matmul in bfloat16 even on float32 inputs, 1e-2 off the float32 loss."""
+    embeddings = [e.float() for e in columns(12, 6, 5, case.num_columns)]
+    labels = case.labels(embeddings)
+    labels = None if labels is None else labels.float()
+    torch.manual_seed(0)
+    plain = _total(case.build().compute_loss_from_embeddings(embeddings, labels))
+    torch.manual_seed(0)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        mixed = _total(case.build().compute_loss_from_embeddings(embeddings, labels))
+    assert mixed.dtype == torch.float32
+    assert abs(mixed.item() - plain.item()) < 1e-5
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_an_empty_batch_is_a_clear_error(columns, case):
+    """Guards against an empty batch giving NaN (the mean over no row), as MNRL does."""
+    embeddings = columns(1, 0, 5, case.num_columns)
+    with pytest.raises(ValueError, match=r"empty batch \(0 rows\)"):
+        _run(case, embeddings)
+
+
+@pytest.mark.parametrize("margin", [math.inf, -math.inf, math.nan])
+def test_a_non_finite_margin_is_refused(margin):
+    """Guards against FocalInfoNCE(margin=±inf) training on an infinite loss."""
+    with pytest.raises(ValueError, match="margin must be a finite number"):
+        FocalInfoNCE(None, margin=margin)
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)

@@ -101,8 +101,8 @@ def test_resume_skips_a_partial_checkpoint(
                                 "--eval-steps", "2", "--resume"))  # fmt: skip
     assert code == 0
     assert (
-        f"Skipped partial checkpoint(s) {partial}; resuming from {run / 'checkpoints' / 'checkpoint-4'}"
-        in caplog.text
+        f"Skipped incomplete checkpoint(s) {partial} (no trainer_state.json); resuming from "
+        f"{run / 'checkpoints' / 'checkpoint-4'}" in caplog.text
     )
     state = json.loads((run / "checkpoints" / "checkpoint-6" / "trainer_state.json").read_text())
     assert state["global_step"] == 6
@@ -262,3 +262,226 @@ def test_sigterm_saves_a_checkpoint_and_exits_non_zero(tiny_bert_dir: Path, tmp_
     state = json.loads((checkpoint / "trainer_state.json").read_text())
     assert checkpoint.name == f"checkpoint-{state['global_step']}" and state["global_step"] >= 1
     assert not (run / "model").exists(), "an interrupted run must not publish a model"
+
+
+def _start_training(model_dir: Path, run: Path, cache: Path) -> subprocess.Popen:
+    """A long `st-debias train` in a child process, stopped (SIGSTOP) once it holds the run folder's lock and has
+    recorded its run."""
+    command = [sys.executable, "-m", "st_debias.cli",
+               *_train_args(model_dir, run, cache, "--recipe", "simcse", "--steps", "100000", "--sentences", "64")]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env(), cwd=REPO)
+    lock = run / ".run.lock"
+    deadline = time.monotonic() + 240
+    while not (lock.is_file() and lock.read_text().strip() and (run / "run.json").is_file()):
+        assert process.poll() is None and time.monotonic() < deadline, "the first run never took the lock"
+        time.sleep(0.05)
+    process.send_signal(signal.SIGSTOP)
+    return process
+
+
+def test_a_run_folder_in_use_is_refused_and_a_dead_holders_lock_is_taken_over(
+    tiny_bert_dir: Path, tmp_path: Path, capsys, caplog
+) -> None:
+    """Failure: a second run into a folder in use deleted the first run's run.json as leftovers (even without
+    --overwrite), both exited 0 and the folder ended with one recipe's weights under the other's run.json."""
+    run = tmp_path / "run"
+    first = _start_training(tiny_bert_dir, run, tmp_path / "cache")
+    try:
+        holder = json.loads((run / ".run.lock").read_text())
+        assert holder["pid"] == first.pid
+        for extra in ([], ["--overwrite"]):
+            code = main(_train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "2",
+                                    *extra))  # fmt: skip
+            assert code == 2
+            err = capsys.readouterr().err
+            assert f"{run} is in use by another st-debias train (pid {first.pid} " in err
+            assert f"started {holder['started']}" in err
+            assert json.loads((run / "run.json").read_text())["recipe"] == "simcse", "the live run's files were touched"
+    finally:
+        first.kill()  # SIGKILL: the holder dies without releasing anything itself
+        first.wait(timeout=60)
+    with caplog.at_level(logging.WARNING):
+        code = main(_train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "2",
+                                "--overwrite"))  # fmt: skip
+    assert code == 0
+    assert f"taking over the lock of a run that is no longer running (pid {first.pid} " in caplog.text
+    assert json.loads((run / "run.json").read_text())["recipe"] == "focal"
+    assert (run / ".run.lock").read_text() == "", "a finished run must leave the lock free"
+
+
+def test_resume_refuses_a_checkpoint_from_another_run(
+    focal_run: Path, tiny_bert_dir: Path, tmp_path: Path, capsys
+) -> None:
+    """Failure: a focal run resumed from a simcse run's checkpoint exited 0 with the simcse weights as "focal"."""
+    other = tmp_path / "simcse-run"
+    assert main(_train_args(tiny_bert_dir, other, tmp_path / "cache", "--recipe", "simcse", "--steps", "2")) == 0
+    capsys.readouterr()
+    run = _copy(focal_run, tmp_path)
+    model_before = (run / "model" / "model.safetensors").read_bytes()
+    foreign = other / "checkpoints" / "checkpoint-2"
+    code = main(_train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "6",
+                            "--resume", str(foreign)))  # fmt: skip
+    assert code == 2
+    err = capsys.readouterr().err
+    assert f"--resume {foreign}: {other} holds a different run" in err and "recipe: folder has 'simcse'" in err
+    assert (run / "model" / "model.safetensors").read_bytes() == model_before
+
+
+@pytest.mark.parametrize(
+    ("damaged", "keep", "reason"),
+    [
+        ("trainer_state.json", 0, "trainer_state.json does not parse (Expecting value: line 1 column 1 (char 0))"),
+        ("model.safetensors", -1000, "model.safetensors is cut short"),
+        ("optimizer.pt", 100, "optimizer.pt is not a whole torch file"),
+    ],
+)  # fmt: skip
+def test_resume_falls_back_past_a_checkpoint_cut_short(
+    damaged: str, keep: int, reason: str, focal_run: Path, tiny_bert_dir: Path, tmp_path: Path, capsys, caplog
+) -> None:
+    """Failure: a checkpoint file cut short by a full disk counted as complete, and every --resume then failed
+    ("Expecting value: line 1 column 1", no file named) instead of resuming from the previous good checkpoint."""
+    run = _copy(focal_run, tmp_path)
+    newest = run / "checkpoints" / "checkpoint-4"
+    path = newest / damaged
+    path.write_bytes(path.read_bytes()[:keep])
+    args = _train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "4", "--eval-steps", "2")
+    assert main([*args, "--resume", str(newest)]) == 2
+    assert f"--resume {newest}: not a complete checkpoint ({reason}" in capsys.readouterr().err
+    with caplog.at_level(logging.WARNING):
+        assert main([*args, "--resume"]) == 0
+    assert (
+        f"Skipped incomplete checkpoint(s) {newest} ({reason}" in caplog.text
+        and f"resuming from {run / 'checkpoints' / 'checkpoint-2'}." in caplog.text
+    )
+    assert json.loads((newest / "trainer_state.json").read_text())["global_step"] == 4
+
+
+def test_resume_from_another_directory_keeps_the_best_checkpoint(
+    focal_run: Path, tiny_bert_dir: Path, tmp_path: Path, monkeypatch
+) -> None:
+    """Failure: a run started with a relative --output records its best checkpoint relative to where it was
+    started; resumed from elsewhere (after a kill during the final save), it saved the last checkpoint."""
+    from safetensors.torch import load_file
+
+    run = _copy(focal_run, tmp_path)
+    shutil.rmtree(run / "model")  # the kill during the final save
+    last = run / "checkpoints" / "checkpoint-4" / "trainer_state.json"
+    state = json.loads(last.read_text())
+    assert state["best_global_step"] == 2, "the fixture's best checkpoint is no longer the earlier one"
+    state["best_model_checkpoint"] = "run/checkpoints/checkpoint-2"  # as recorded by `--output run`
+    last.write_text(json.dumps(state))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    code = main(_train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "4",
+                            "--eval-steps", "2", "--no-start-as-candidate", "--resume"))  # fmt: skip
+    assert code == 0
+    saved = load_file(run / "model" / "model.safetensors")
+    best = load_file(run / "checkpoints" / "checkpoint-2" / "model.safetensors")
+    assert saved.keys() == best.keys() and all(saved[k].equal(best[k]) for k in saved)
+
+
+@pytest.mark.parametrize("selection", [[], ["--no-start-as-candidate"]], ids=["start-as-candidate", "best-checkpoint"])
+def test_a_diverged_run_stops_with_exit_3(
+    selection: list[str], tiny_bert_dir: Path, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    """Failure: a run whose loss turned NaN logged it as 0 and exited 0 saving a NaN model (or, keeping the start
+    model, crashed in the success message with a TypeError)."""
+    from st_debias.recipes import train
+
+    build_loss = train.build_loss
+
+    def nan_from_step_3(*args, **kwargs):
+        loss, rows = build_loss(*args, **kwargs)
+        forward, calls = loss.forward, []
+
+        def poisoned(*inputs, **options):
+            calls.append(1)
+            value = forward(*inputs, **options)
+            return value * float("nan") if len(calls) >= 3 else value
+
+        loss.forward = poisoned
+        return loss, rows
+
+    monkeypatch.setattr(train, "build_loss", nan_from_step_3)
+    run = tmp_path / "run"
+    code = main(_train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "simcse", "--steps", "4",
+                            "--eval-steps", "2", *selection))  # fmt: skip
+    assert code == 3
+    err = capsys.readouterr().err
+    last = run / "checkpoints" / "checkpoint-2"
+    assert "training diverged at step 3: loss nan, gradient norm nan" in err
+    assert f"the last checkpoint, saved before it, is {last}" in err
+    assert not (run / "model").exists()
+    assert sorted(path.name for path in (run / "checkpoints").glob("checkpoint-*")) == ["checkpoint-2"]
+    from safetensors.torch import load_file
+
+    assert all(tensor.isfinite().all() for tensor in load_file(last / "model.safetensors").values())
+
+
+def test_a_model_with_nan_embeddings_is_never_saved(tiny_model, tmp_path: Path) -> None:
+    """Failure: a model whose weights held a NaN was saved as the run's model, exit 0."""
+    import torch
+
+    from st_debias.evaluation.embeddings import NonFiniteEmbeddings
+    from st_debias.recipes.train import _save_model
+
+    with torch.no_grad():
+        next(tiny_model.parameters()).fill_(float("nan"))  # every word embedding, as after a diverged step
+    with pytest.raises(NonFiniteEmbeddings, match="non-finite"):
+        _save_model(tiny_model, load_recipe("simcse"), tmp_path / "model")
+    assert list(tmp_path.iterdir()) == []
+
+
+def _disk_full(*args, **kwargs):
+    raise OSError(28, "No space left on device")
+
+
+def test_a_full_disk_while_checkpointing_names_the_folder_and_leaves_no_complete_checkpoint(
+    tiny_bert_dir: Path, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    """Failure: a trainer_state.json cut short by a full disk counted as a complete checkpoint, and the error
+    (`[Errno 28]`) named no path."""
+    from transformers import TrainerState
+
+    def save_half_then_fail(self, json_path):
+        Path(json_path).write_text('{"global_step": ')
+        _disk_full()
+
+    monkeypatch.setattr(TrainerState, "save_to_json", save_half_then_fail)
+    run = tmp_path / "run"
+    args = _train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "simcse", "--steps", "2")
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert f"No space left on device writing {run / 'checkpoints'}: " in err and " bytes needed, " in err
+    monkeypatch.undo()
+    assert main([*args, "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert f"no complete checkpoint in {run / 'checkpoints'}" in err
+    assert f"{run / 'checkpoints' / 'checkpoint-2'} (trainer_state.json does not parse" in err
+
+
+def test_a_full_disk_while_saving_the_model_names_it_and_leaves_nothing(tiny_model, tmp_path: Path, monkeypatch) -> None:
+    """Failure: a full disk while saving the model gave a SafetensorError traceback naming no path."""
+    from st_debias.recipes.train import _save_model
+
+    def save_part_then_fail(folder, *args, **kwargs):
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        (Path(folder) / "model.safetensors").write_bytes(b"\0" * 64)
+        raise RuntimeError('Error while serializing: IoError(Os { code: 28, kind: StorageFull, message: "No space left on device" })')
+
+    monkeypatch.setattr(tiny_model, "save_pretrained", save_part_then_fail)
+    with pytest.raises(OSError, match=rf"No space left on device writing {tmp_path / 'model'}: [\d,]+ bytes needed"):
+        _save_model(tiny_model, load_recipe("simcse"), tmp_path / "model")
+    assert list(tmp_path.iterdir()) == [], "a partial model was left behind"
+
+
+def test_a_full_disk_in_an_atomic_write_names_the_file_and_bytes(tmp_path: Path, monkeypatch) -> None:
+    """Failure: a full disk while writing a JSON file said `[Errno 28] No space left on device`, no path."""
+    from st_debias import files
+
+    monkeypatch.setattr(files.os, "fsync", _disk_full)
+    target = tmp_path / "out" / "data_report.json"
+    with pytest.raises(OSError, match=rf"No space left on device writing {target}: 16 bytes needed"):
+        files.atomic_write_json(target, {"rows": 1})
+    assert list((tmp_path / "out").iterdir()) == []

@@ -14,6 +14,7 @@ copied together), and :func:`merge_shards` concatenates them in order.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,8 +22,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from st_debias.files import remove_stale_staging
 from st_debias.fingerprint import model_fingerprint
 from st_debias.paths import ensure_model
+
+logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -80,8 +84,9 @@ def encode_corpus(
             sentences, model_fingerprint(st_model), max_seq_length=st_model.max_seq_length, normalize=normalize
         )
         target = cache_root(cache_dir) / "embeddings" / f"{key}.npy"
-        if target.exists():
-            return np.load(target)
+        cached = _read_cached_embeddings(target, len(sentences))
+        if cached is not None:
+            return cached
     embeddings = st_model.encode(
         list(sentences),
         batch_size=batch_size,
@@ -91,9 +96,31 @@ def encode_corpus(
     ).astype(np.float32, copy=False)
     if target is not None:
         target.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_staging(target.parent)
         partial = target.with_suffix(f".{os.getpid()}.tmp.npy")
-        np.save(partial, embeddings)
-        os.replace(partial, target)
+        try:
+            np.save(partial, embeddings)
+            os.replace(partial, target)
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
+    return embeddings
+
+
+def _read_cached_embeddings(target: Path, rows: int) -> np.ndarray | None:
+    """The cached embeddings in ``target``, or None; an unreadable or misshapen entry is named, removed and rebuilt."""
+    if not target.exists():
+        return None
+    try:
+        embeddings = np.load(target)
+        if embeddings.ndim != 2 or embeddings.shape[0] != rows:
+            raise ValueError(f"shape {embeddings.shape}, expected {rows} rows")
+    except (OSError, ValueError, EOFError) as error:  # cut short by a kill or a full disk
+        logger.warning(
+            "Embedding cache entry %s is unreadable (%s: %s); rebuilding it.", target, type(error).__name__, error
+        )
+        target.unlink(missing_ok=True)
+        return None
     return embeddings
 
 

@@ -8,6 +8,7 @@ printed softmaxes and successive sampling without replacement on the per-anchor 
 
 from __future__ import annotations
 
+import logging
 import shutil
 
 import numpy as np
@@ -290,6 +291,19 @@ def test_embeddings_are_cached_on_disk(session_tiny_model, tmp_path, wiki, monke
     encode_corpus(wiki[:41], session_tiny_model, cache_dir=tmp_path, show_progress_bar=False)
     assert calls == [40, 41]  # a different corpus is a different key
     assert list(tmp_path.rglob("*.npy"))
+
+
+@pytest.mark.parametrize("keep", [0, 100, -64], ids=["empty", "header-only", "cut-short"])
+def test_a_cut_short_embedding_cache_entry_is_named_and_rebuilt(keep, session_tiny_model, tmp_path, wiki, caplog):
+    """Failure: a .npy cut short by a kill or full disk failed every later run with an error blaming the corpus."""
+    first = encode_corpus(wiki[:40], session_tiny_model, cache_dir=tmp_path, show_progress_bar=False)
+    (entry,) = tmp_path.rglob("*.npy")
+    entry.write_bytes(entry.read_bytes()[:keep])
+    with caplog.at_level(logging.WARNING):
+        again = encode_corpus(wiki[:40], session_tiny_model, cache_dir=tmp_path, show_progress_bar=False)
+    assert f"Embedding cache entry {entry} is unreadable" in caplog.text and "rebuilding it" in caplog.text
+    np.testing.assert_array_equal(first, again)
+    np.testing.assert_array_equal(np.load(entry), first)
 
 
 def test_missing_positive_fallback(session_tiny_model, cache_dir, wiki):
