@@ -405,3 +405,19 @@ def test_quick_average_is_labelled():
     full = [{"model": "a", "transfer": {"SST2": 70.0, "MR": 60.0, "avg": 65.0}}]
     assert "quick" not in compare_table(full)
     assert TRANSFER_TASKS[4] == "SST2"
+
+
+def test_docs_reference_figures_are_the_committed_results():
+    """docs/transfer.md's table is read from the committed result file, not typed."""
+    import re
+
+    root = Path(__file__).resolve().parents[2]
+    run = json.loads((root / "benchmarks/transfer/results/recall-100/osscse-seed42.json").read_text(encoding="utf-8"))
+    table = (root / "docs/transfer.md").read_text(encoding="utf-8").split("## Reference figures", 1)[1]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| model")]
+    for row, entry in zip(rows, (run["before"], run["after"]), strict=True):
+        numbers = [float(x) for x in re.findall(r"\d+\.\d+", row)]
+        scores = entry["transfer"]
+        expected = [scores[t] for t in ("MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC")]
+        expected += [entry["transfer_details"]["MRPC"]["f1"], scores["avg"], entry["transfer_selection"]["avg"]]
+        assert numbers == [round(x, 2) for x in expected]
