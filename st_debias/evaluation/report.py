@@ -76,7 +76,11 @@ def _average_label(results: list[dict[str, Any]], block: str, prefix: str, key: 
         metric = key.removeprefix("avg ")
         tasks = {t for t in tasks if _main_scores(results).get(t) == metric}
         return f"{prefix} avg {metric} of {len(tasks)} task{'s' if len(tasks) != 1 else ''}"
-    label = f"{prefix} avg of {len(tasks)} task{'s' if len(tasks) != 1 else ''}"
+    if block == "transfer":  # each entry's mean covers its own tasks (a full and a quick one have 7 each)
+        count = max(sum(not _is_average(t) for t in r.get(block, {})) for r in results)
+        label = f"{prefix} avg of {count} task{'s' if count != 1 else ''}"
+    else:
+        label = f"{prefix} avg of {len(tasks)} task{'s' if len(tasks) != 1 else ''}"
     if block == "transfer":
         # SST-2 trained on its dev split is not SentEval's SST-2: the average must say so.
         return label + (" (quick: SST-2 trained on its dev split)" if SST2_QUICK in tasks else "")

@@ -421,3 +421,11 @@ def test_docs_reference_figures_are_the_committed_results():
         expected = [scores[t] for t in ("MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC")]
         expected += [entry["transfer_details"]["MRPC"]["f1"], scores["avg"], entry["transfer_selection"]["avg"]]
         assert numbers == [round(x, 2) for x in expected]
+
+
+def test_a_full_and_a_quick_entry_each_average_seven_tasks():
+    from st_debias.evaluation.report import compare_table
+
+    full = {"model": "full", "transfer": {**dict.fromkeys(TRANSFER_TASKS, 80.0), "avg": 80.0}}
+    quick = {"model": "quick", "transfer": {**dict.fromkeys(QUICK_TRANSFER_TASKS, 79.0), "avg": 79.0}}
+    assert "Transfer avg of 7 tasks (quick: SST-2 trained on its dev split)" in compare_table([full, quick])
