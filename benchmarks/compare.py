@@ -248,6 +248,8 @@ def _plot(order: list[str], summary: dict, start: dict) -> None:
 
     headline = "STS-7 avg" if "STS-7 avg" in start else next(iter(start))
     panels = [(headline, f"{headline} (↑)"), ("STS-B Oppn", "STS-B Oppn split (↑)"), ("CANNOT neg. cosine", "negation cosine (↓)")]
+    if any(summary[r].get(TRANSFER, {}).get("mean") is not None for r in order):
+        panels.append((TRANSFER, "SentEval transfer avg (↑)"))
     figure, axes = plt.subplots(1, len(panels), figsize=(4.4 * len(panels), 4.4))
     for axis, (metric, title) in zip(axes, panels):
         means = [summary[r][metric]["mean"] or 0 for r in order]

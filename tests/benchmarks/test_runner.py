@@ -216,6 +216,12 @@ def test_compare_table_has_a_transfer_column_that_flags_a_recipe_below_the_start
     assert simcse.endswith("| 82.50 (below start) | 82.50 (below start) |")
     assert osscse.endswith("| 83.40 | 83.40 |")
     assert next(line for line in lines if line.startswith("| start")).endswith("| 83.00 | 83.00 |")
+    import matplotlib.pyplot as plt
+
+    drawn = []
+    monkeypatch.setattr(plt.Figure, "savefig", lambda self, *a, **k: drawn.append([ax.get_title() for ax in self.axes]))
+    module.write_table()
+    assert drawn[-1][-1] == "SentEval transfer avg (↑)"
 
 
 def test_compare_refuses_to_mix_full_and_quick_transfer(monkeypatch, tmp_path: Path) -> None:
