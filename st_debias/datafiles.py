@@ -12,12 +12,18 @@ so that bad input fails on load, never later as a NaN score or a traceback witho
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import math
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """The sha256 of a file's bytes (the checksum data manifests and evaluation keys record)."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 class DataFileError(ValueError):

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from st_debias.data.io.corpus import WIKI_CORPUS
+from st_debias.datafiles import file_sha256
 from st_debias.evaluation.bias_data import CANNOT_DIR, DEFAULT_NEGATION_PAIRS, DEFAULT_WORD_ORDER_LINES
 from st_debias.evaluation.sts_data import LOCAL_FILES, STS_TASKS
 from st_debias.fingerprint import model_fingerprint
@@ -129,9 +130,6 @@ def inference_digest(model: Any) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
 
 def evaluation_data_files(
     tasks: Sequence[str],
@@ -177,7 +175,7 @@ def evaluation_key(
         inference=inference_digest(model),
         tasks=groups,
         negation_pairs=negation_pairs if "bias" in groups else None,
-        data={name: _sha256(path) for name, path in files.items()},
+        data={name: file_sha256(path) for name, path in files.items()},
         sts_tasks=tuple(sts_tasks),
     )
 

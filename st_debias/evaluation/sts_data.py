@@ -11,13 +11,19 @@ Every :class:`STSData` records where it came from, so a score can always be trac
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from st_debias.datafiles import DataFileError, parse_json_line, require_score, require_text, text_lines
+from st_debias.datafiles import (
+    DataFileError,
+    file_sha256,
+    parse_json_line,
+    require_score,
+    require_text,
+    text_lines,
+)
 from st_debias.paths import DATA_ENV, DataNotFoundError, data_file, offline, portable_path
 
 #: The STS-7 tasks in the order SimCSE reports them; names follow MTEB.
@@ -115,9 +121,6 @@ class STSData:
         return out
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
 
 def load_sts_file(
     path: str | os.PathLike[str],
@@ -172,7 +175,7 @@ def load_sts_file(
         scores=scores,
         source=str(path.resolve()),
         text_field=text,
-        sha256=_sha256(path),
+        sha256=file_sha256(path),
         subsets=subsets if any(subsets) else [],
     )
 

@@ -9,12 +9,11 @@ as empty sentences.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from st_debias.datafiles import DataFileError, require_text, text_lines, tsv_records
+from st_debias.datafiles import DataFileError, file_sha256, require_text, text_lines, tsv_records
 from st_debias.paths import data_dir, data_file, portable_path
 
 #: The seven tasks, in the order SentEval and SimCSE report them.
@@ -112,9 +111,6 @@ class TransferTask:
             out["skipped_blank_lines"] = {k: v for k, v in self.skipped_blank.items() if v}
         return out
 
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _joined(text: str) -> str:
@@ -231,7 +227,7 @@ def load_transfer_task(name: str, root: str | Path | None = None) -> TransferTas
 
     def path_of(relative: str) -> Path:
         path = data_file(relative, folder)
-        files[portable_path(path)] = _sha256(path)
+        files[portable_path(path)] = file_sha256(path)
         return path
 
     if name in _BINARY_FILES:

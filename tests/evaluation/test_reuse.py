@@ -178,10 +178,11 @@ def test_packaged_start_evaluation_matches_the_shared_data(shared_data: Path) ->
     entry = json.loads(path.read_text(encoding="utf-8"))
     key = EvaluationKey.from_dict(entry["key"])
     assert key.tasks == tuple(sorted(TASKS)) and key.negation_pairs == 3000
-    from st_debias.evaluation.reuse import _sha256, evaluation_data_files
+    from st_debias.datafiles import file_sha256
+    from st_debias.evaluation.reuse import evaluation_data_files
 
     files = evaluation_data_files(TASKS, shared_data)
-    assert {name: _sha256(file) for name, file in files.items()} == key.data
+    assert {name: file_sha256(file) for name, file in files.items()} == key.data
     assert str(shared_data.resolve()) not in path.read_text(encoding="utf-8")
     assert entry["result"]["fingerprint"] == key.fingerprint
     assert entry["result"]["computed_by"]["script"] == "scripts/package_start_evaluation.py"
