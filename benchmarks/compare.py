@@ -142,6 +142,10 @@ def _bias_metrics(entry: dict) -> dict[str, float | None]:
         title = CONT_OPPN_PARTS[side].removeprefix("Oppn: ")
         out[f"STS-B Oppn cosine: {title}"] = cont_oppn_part(result, "STSBenchmark", side).get("mean_cosine")
     out["word-order cosine"] = result.get("bias", {}).get("word_order", {}).get("mean_cosine")
+    meaning = result.get("bias", {}).get("negation_meaning", {})
+    out["neg. meaning (i) ↑"] = meaning.get("paraphrase_over_affirmative")
+    out["neg. meaning (ii) ↑"] = meaning.get("paraphrase_over_negated_antonym")
+    out["neg. meaning (iii) polarity cluster ↓"] = meaning.get("polarity_cluster")
     return out
 
 
@@ -162,7 +166,7 @@ def _table(rows: dict[str, list[dict]], start: dict, start_name: str, order: lis
             mean = statistics.fmean(values) if values else None
             spread = statistics.pstdev(values) if len(values) > 1 else None
             summary.setdefault(recipe, {})[name] = {"mean": mean, "std": spread, "n": len(values)}
-            cell = _fmt(mean, name) + (f" ± {spread:.2f}" if spread is not None and "cosine" not in name else "")
+            cell = _fmt(mean, name) + (f" ± {spread:.2f}" if spread is not None and not _three_decimals(name) else "")
             if name in (TRANSFER, TRANSFER_SELECTION) and None not in (mean, start.get(name)) and mean < start[name]:
                 cell += " (below start)"
             cells.append(cell)
@@ -234,10 +238,15 @@ def write_table() -> Path:
     return RESULTS / "compare.md"
 
 
+def _three_decimals(name: str) -> bool:
+    """Cosines and the negation-meaning shares are shown to three decimals, without a ± (STS: two, with ±)."""
+    return "cosine" in name or name.startswith("neg. meaning")
+
+
 def _fmt(value, name: str) -> str:
     if value is None:
         return "–"
-    return f"{value:.3f}" if "cosine" in name else f"{value:.2f}"
+    return f"{value:.3f}" if _three_decimals(name) else f"{value:.2f}"
 
 
 def _plot(order: list[str], summary: dict, start: dict) -> None:

@@ -5,6 +5,9 @@
   the model puts the positive above the negative, and the mean gap cos(a, p) − cos(a, n).
 * ``word_order``: mean cosine between a sentence and the same words in a seeded random order, on Wikipedia
   lines 190,001–191,000 (the reported probe uses other lines).
+* ``negation_meaning``: the library's negation-meaning probe (Wikipedia lines 150,001–180,000, which no
+  recipe of up to 1,000 steps trains on): (i) ``nm_over_affirmative``, (ii) ``nm_over_negated_antonym``
+  and (iii) ``nm_polarity_cluster``.
 
 The rows are built once and cached as JSON under ``benchmarks/results/select/`` (committed, so every variant
 is scored on the same pairs). ``select_dev.py`` imports this module; run it alone to (re)build the rows:
@@ -90,6 +93,12 @@ def dev_probe_scores(cache) -> dict[str, float]:
     word_order = cache.cosine(sentences, shuffles)
     out["word_order_cos"] = float(np.mean(word_order))
     out["word_order_above_0.9"] = float(np.mean(word_order > 0.9))
+    from st_debias.evaluation import load_negation_meaning_items, negation_meaning_probe
+
+    meaning = negation_meaning_probe(cache, load_negation_meaning_items())
+    out["nm_over_affirmative"] = meaning["paraphrase_over_affirmative"]
+    out["nm_over_negated_antonym"] = meaning["paraphrase_over_negated_antonym"]
+    out["nm_polarity_cluster"] = meaning["polarity_cluster"]
     return out
 
 

@@ -150,7 +150,10 @@ def start_scores(refresh: bool = True) -> dict[str, float]:
 
 
 def write_table() -> Path:
-    keys = ("dev", "dev_cont", "dev_oppn", "neg_cos_heldout", "word_order_cos", "mp_accuracy", "transfer_dev")
+    keys = (
+        "dev", "dev_cont", "dev_oppn", "neg_cos_heldout", "word_order_cos", "mp_accuracy",
+        "nm_over_affirmative", "nm_over_negated_antonym", "nm_polarity_cluster", "transfer_dev",
+    )
     runs: dict[str, list[dict]] = {}
     for file in sorted(RESULTS.glob("*-seed*.json")):
         entry = json.loads(file.read_text())
@@ -160,12 +163,14 @@ def write_table() -> Path:
         "",
         "STS-B dev Spearman ×100, OssCSE Cont/Oppn split of STS-B dev, mean cosine of held-out CANNOT pairs "
         f"{HELDOUT[0] + 1:,}–{HELDOUT[1]:,} (lower = negations separated); transfer dev/CV = the SentEval "
-        "transfer tasks' selection average (dev and cross-validation accuracies, no test split; '–' = not measured). "
+        "transfer tasks' selection average (dev and cross-validation accuracies, no test split; '–' = not measured); "
+        "negation meaning: share of items where 'not A' is closer to its paraphrase 'B' than to 'A' (i) and than to "
+        "'not B' (ii), and the polarity cluster (iii). "
         "Mean over seeds. Command: see `benchmarks/select_dev.py`.",
         "",
         "| variant | seeds | STS-B dev | dev Cont | dev Oppn | CANNOT held-out cos | word-order cos | minimal pairs acc "
-        "| transfer dev/CV | loss / data |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| neg. meaning (i) ↑ | (ii) ↑ | (iii) ↓ | transfer dev/CV | loss / data |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     start = start_scores(refresh=False)
     lines.append("| start | – | " + " | ".join(_fmt(start.get(k, float("nan")), k) for k in keys) + " | – |")
@@ -190,7 +195,7 @@ def write_table() -> Path:
 def _fmt(value: float, key: str) -> str:
     if value != value:
         return "–"
-    return f"{value:.3f}" if key.startswith(("neg", "word", "mp")) else f"{value:.2f}"
+    return f"{value:.3f}" if key.startswith(("neg", "word", "mp", "nm")) else f"{value:.2f}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -200,6 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--eval-steps", type=int, default=25)
     parser.add_argument("--work-dir", default="outputs/select")
+    parser.add_argument("--results-dir", default=None, help="where the JSON files and select.md go (default results/select)")
     parser.add_argument("--score-models", nargs="+", default=[], metavar="FOLDER", help="score trained model folders")
     parser.add_argument("--table", action="store_true", help="only rebuild select.md")
     parser.add_argument("--quiet", action="store_true")
@@ -210,9 +216,11 @@ def main(argv: list[str] | None = None) -> int:
         help="SentEval transfer selection average in the scores (default: the quick subset)",
     )
     args = parser.parse_args(argv)
-    global REUSE_STALE, TRANSFER
+    global REUSE_STALE, TRANSFER, RESULTS
     REUSE_STALE = args.reuse_stale
     TRANSFER = args.transfer
+    if args.results_dir:
+        RESULTS = Path(args.results_dir).resolve()
     if not args.table:
         start_scores()
         for folder in args.score_models:

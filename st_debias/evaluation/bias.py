@@ -11,6 +11,11 @@
 * Negation probe: cosine of a sentence with its human-written negation (CANNOT); a model that ignores
   negation puts them close. Mean cosine, share above 0.8 and, where a paraphrase column exists, how
   often the negation outranks the paraphrase.
+* Negation-meaning probe: for items "X is A" / "X is not A" / "X is B" / "X is not B" with B an antonym of A,
+  (i) how often "not A" is closer to its paraphrase "B" than to "A", (ii) how often it is closer to "B" than
+  to "not B", and (iii) the polarity cluster: the mean cosine between negated sentences of different items
+  minus the same for their affirmative forms. A model that reads negation as a feature ("contains *not*")
+  rather than as meaning fails (ii) and shows a positive (iii).
 * Word-order probe: cosine of a sentence with the same words in a seeded random order; a bag-of-words
   model puts them close. Mean cosine and share above 0.9 (lower is better for both).
 * Alignment and uniformity (Wang & Isola 2020) on STS-B test, as in Focal-InfoNCE Table 3 and DebCSE
@@ -30,7 +35,7 @@ import numpy as np
 
 from st_debias.data.io.report import pair_statistics
 from st_debias.data.text import match_error_rate
-from st_debias.evaluation.bias_data import NegationPairs
+from st_debias.evaluation.bias_data import NegationMeaningItems, NegationPairs
 from st_debias.evaluation.embeddings import EmbeddingCache
 from st_debias.evaluation.sts import spearman_x100
 from st_debias.evaluation.sts_data import STSData
@@ -275,6 +280,51 @@ def negation_probe(cache: EmbeddingCache, pairs: NegationPairs, threshold: float
         out["paraphrase_pairs"] = len(with_para)
         out["negation_outranks_paraphrase"] = float((cos[with_para] > para_cos).mean())
     return out
+
+
+def mean_offdiagonal_cosine(embeddings: np.ndarray) -> float:
+    """Mean cosine over all pairs of distinct rows of ``embeddings`` (rows need not be normalised)."""
+    count = len(embeddings)
+    if count < 2:
+        raise ValueError("mean_offdiagonal_cosine needs at least two rows")
+    unit = embeddings / np.linalg.norm(embeddings, axis=1, keepdims=True)
+    total = unit.sum(axis=0)
+    # Σ_{i≠j} u_i·u_j = ‖Σ u‖² − Σ ‖u_i‖², with ‖u_i‖ = 1.
+    return float((total @ total - count) / (count * (count - 1)))
+
+
+def negation_meaning_probe(cache: EmbeddingCache, items: NegationMeaningItems) -> dict[str, Any]:
+    """Whether "not A" is read as the meaning "B" or as the feature *not* (items of
+    :func:`~st_debias.evaluation.bias_data.load_negation_meaning_items`).
+
+    Returns:
+        ``items``; ``paraphrase_over_affirmative`` (i): share with cos(not A, B) > cos(not A, A);
+        ``paraphrase_over_negated_antonym`` (ii): share with cos(not A, B) > cos(not A, not B) (higher is
+        better for both); ``polarity_cluster`` (iii): mean cosine between the negated sentences of
+        different items minus the same for the affirmative sentences (lower is better; > 0 means negated
+        sentences move toward each other whatever they say), with its two terms; and the mean of each
+        cosine compared.
+    """
+    if len(items) < 2:
+        raise ValueError("negation_meaning_probe needs at least two items")
+    to_paraphrase = cache.cosine(items.negated, items.antonym)
+    to_affirmative = cache.cosine(items.negated, items.affirmative)
+    to_negated_antonym = cache.cosine(items.negated, items.negated_antonym)
+    negated_mean = mean_offdiagonal_cosine(cache.embed(items.negated).astype(np.float64))
+    affirmative_mean = mean_offdiagonal_cosine(cache.embed(items.affirmative).astype(np.float64))
+    return {
+        "items": len(items),
+        "paraphrase_over_affirmative": float((to_paraphrase > to_affirmative).mean()),
+        "paraphrase_over_negated_antonym": float((to_paraphrase > to_negated_antonym).mean()),
+        "polarity_cluster": negated_mean - affirmative_mean,
+        "negated_pairs_mean_cosine": negated_mean,
+        "affirmative_pairs_mean_cosine": affirmative_mean,
+        "mean_cosine": {
+            "negated_to_paraphrase": float(to_paraphrase.mean()),
+            "negated_to_affirmative": float(to_affirmative.mean()),
+            "negated_to_negated_antonym": float(to_negated_antonym.mean()),
+        },
+    }
 
 
 # --------------------------------------------------------------------------------------------------

@@ -6,22 +6,27 @@ and training-pair files. The probe maths lives in :mod:`st_debias.evaluation.bia
   recipes read the corpus from its first line (``read_sentences(path, limit)``, steps × batch size lines, ×3
   for the negation recipe: 38,400 at the default 200 × 64), so the tail is held out unless a run reads
   more than 199,000 of the 200,000 lines.
+* Negation-meaning items: Wikipedia lines 150,001–180,000 (below the word-order tail, above what a recipe
+  of up to 1,000 steps × 64 rows reads, ×2 for minimal pairs) whose main clause carries a gradable adjective
+  with a curated antonym; each gives a sentence, its negation, the antonym version and its negation.
 * Training-pair files: ``.jsonl``, ``.csv`` or ``.tsv`` rows of (anchor, positive, negatives…).
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import os
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from st_debias.data.io.corpus import WIKI_CORPUS
-from st_debias.datafiles import text_lines, tsv_records
+from st_debias.datafiles import file_sha256, text_lines, tsv_records
 from st_debias.paths import DATA_ENV, DataNotFoundError, data_file, portable_path
 
 #: The CANNOT probe files in the default order: sorted by file name. With the first 3,000 pairs this is
@@ -165,6 +170,138 @@ def load_word_order_sentences(
     if not tail:
         raise DataNotFoundError(f"Corpus file {file.resolve()} is empty")
     return CorpusSlice(list(tail), str(file.resolve()), total - len(tail) + 1, total, total)
+
+
+#: 0-based [start, stop) line range of the Wikipedia corpus the negation-meaning items are built from.
+NEGATION_MEANING_LINES: tuple[int, int] = (150_000, 180_000)
+
+
+@dataclass(frozen=True)
+class NegationMeaningItems:
+    """Quadruples built from one sentence: "X is A", "X is not A", "X is B", "X is not B" (B = antonym of A).
+
+    A is an unmodified adjective complement of the main verb (``is large``, ``remains stable``), the one
+    position where negating the verb means the antonym.
+
+    "X is not A" means "X is B" (the curated antonyms are gradable opposites), not "X is A", and not "X is not
+    B". Every item is checked: the affirmative forms carry no negation word, the negated forms exactly one.
+
+    Attributes:
+        affirmative: the corpus sentence (A).
+        negated: its main clause negated (not A).
+        antonym: A's adjective replaced by its antonym (B), the paraphrase of ``negated``.
+        negated_antonym: ``antonym`` negated (not B).
+        lines: 1-based corpus line of each item.
+        source: the corpus file.
+        line_range: the 1-based first and last line scanned.
+        declined: sentences left out, by reason.
+    """
+
+    affirmative: list[str]
+    negated: list[str]
+    antonym: list[str]
+    negated_antonym: list[str]
+    lines: list[int]
+    source: str
+    line_range: tuple[int, int]
+    declined: dict[str, int]
+
+    def __len__(self) -> int:
+        return len(self.affirmative)
+
+    def sentences(self) -> list[str]:
+        """Every sentence of every item (for one batched encode)."""
+        return [*self.affirmative, *self.negated, *self.antonym, *self.negated_antonym]
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-ready provenance: file, lines scanned, items kept and sentences declined by reason."""
+        return {
+            "source": portable_path(self.source),
+            "lines": list(self.line_range),
+            "items": len(self),
+            "declined": dict(sorted(self.declined.items())),
+            "construction": "A = corpus sentence whose root has an unmodified curated gradable adjective as "
+            "complement; "
+            "B = A with its antonym; not A, not B = the rule negator on each",
+        }
+
+
+def load_negation_meaning_items(
+    data_dir: str | os.PathLike[str] | None = None,
+    lines: tuple[int, int] = NEGATION_MEANING_LINES,
+    path: str | os.PathLike[str] | None = None,
+    negator: Any | None = None,
+) -> NegationMeaningItems:
+    """Negation-meaning items from lines ``lines`` (0-based, ``[start, stop)``) of the Wikipedia corpus.
+
+    Built by :func:`st_debias.data.negation.meaning.negation_meaning_quadruples`. Deterministic: the same
+    file and range always give the same items. They are kept in memory for the process and on disk under
+    ``$ST_DEBIAS_CACHE/probes`` (keyed by the file's sha256 and the range), so spaCy parses them once per
+    corpus.
+
+    Raises:
+        ValueError: an empty or reversed range.
+        DataNotFoundError: the corpus file is missing, or the range holds no usable sentence.
+    """
+    start, stop = lines
+    if not 0 <= start < stop:
+        raise ValueError(f"lines must be a range [start, stop) with 0 ≤ start < stop, got {lines}")
+    file = Path(path) if path is not None else data_file(WIKI_CORPUS, data_dir)
+    if not file.is_file():
+        raise DataNotFoundError(f"Missing corpus file {file.resolve()}. Set {DATA_ENV} or pass data_dir=...")
+    if negator is not None:
+        return _build_negation_meaning_items(file, start, stop, negator)
+    status = file.stat()
+    return _memoised_negation_meaning_items(str(file.resolve()), status.st_size, status.st_mtime_ns, start, stop)
+
+
+@lru_cache(maxsize=4)
+def _memoised_negation_meaning_items(
+    file: str, size: int, mtime_ns: int, start: int, stop: int
+) -> NegationMeaningItems:
+    """Items from memory, else from the on-disk cache (keyed by the file's sha256), else built and cached."""
+    from st_debias.data.io.embeddings import cache_root
+    from st_debias.data.negation.meaning import NEGATION_MEANING_VERSION
+    from st_debias.files import atomic_write_json
+
+    key = f"{file_sha256(file)[:20]}-{start}-{stop}-v{NEGATION_MEANING_VERSION}"
+    cached = cache_root() / "probes" / f"negation-meaning-{key}.json"
+    if cached.is_file():
+        try:
+            fields = json.loads(cached.read_text(encoding="utf-8"))
+            fields["line_range"] = tuple(fields["line_range"])
+            return NegationMeaningItems(**{**fields, "source": file})
+        except (ValueError, TypeError, KeyError):
+            cached.unlink(missing_ok=True)  # unreadable: built again below
+    items = _build_negation_meaning_items(Path(file), start, stop, None)
+    atomic_write_json(cached, dataclasses.asdict(items))
+    return items
+
+
+def _build_negation_meaning_items(file: Path, start: int, stop: int, negator: Any | None) -> NegationMeaningItems:
+    from st_debias.data.negation.meaning import negation_meaning_quadruples
+
+    numbers: list[int] = []
+    sentences: list[str] = []
+    for number, line in text_lines(file):
+        if number > stop:
+            break
+        if number > start:
+            numbers.append(number)
+            sentences.append(line.strip())
+    built = negation_meaning_quadruples(sentences, negator)
+    if not len(built):
+        raise DataNotFoundError(f"Lines {start + 1}–{stop} of {file.resolve()} hold no negation-meaning item")
+    return NegationMeaningItems(
+        affirmative=built.affirmative,
+        negated=built.negated,
+        antonym=built.antonym,
+        negated_antonym=built.negated_antonym,
+        lines=[numbers[i] for i in built.sources],
+        source=str(file.resolve()),
+        line_range=(start + 1, numbers[-1]),
+        declined=dict(built.declined),
+    )
 
 
 #: Fields of a .jsonl training-pair file that are bookkeeping, not text columns.

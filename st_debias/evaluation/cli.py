@@ -62,7 +62,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--mteb-tasks",
         default=None,
         help="comma-separated MTEB tasks for --tasks mteb (default: the STS-7; also e.g. STSBenchmark-Oppn, "
-        "CANNOTNegationPC, WikiWordOrderPC)",
+        "CANNOTNegationPC, WikiWordOrderPC, WikiNegationMeaningPC)",
     )
     parser.add_argument(
         "--mteb-cache-dir",

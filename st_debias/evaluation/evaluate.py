@@ -12,6 +12,7 @@ from st_debias.evaluation.bias import (
     alignment_uniformity,
     cont_oppn_scores,
     cont_oppn_split,
+    negation_meaning_probe,
     negation_probe,
     shuffle_word_order,
     training_pair_statistics,
@@ -20,6 +21,7 @@ from st_debias.evaluation.bias import (
 from st_debias.evaluation.bias_data import (
     DEFAULT_NEGATION_PAIRS,
     DEFAULT_WORD_ORDER_LINES,
+    load_negation_meaning_items,
     load_negation_pairs,
     load_pair_rows,
     load_word_order_sentences,
@@ -134,6 +136,7 @@ def evaluate_model(
         negations = load_negation_pairs(data_dir, limit=negation_pairs)
         corpus_slice = load_word_order_sentences(data_dir, count=word_order_lines)
         word_order = shuffle_word_order(corpus_slice.sentences)
+        negation_meaning = load_negation_meaning_items(data_dir)
     timing["load_data"] = time.perf_counter() - t0
 
     cache = EmbeddingCache(st_model, batch_size=batch_size, show_progress_bar=show_progress_bar)
@@ -144,6 +147,7 @@ def evaluate_model(
             sentences += negations.sentences + negations.negations
             sentences += [p for p in negations.paraphrases if p is not None]
             sentences += word_order.sentences + word_order.shuffled
+            sentences += negation_meaning.sentences()
         announce(
             f"Evaluating {label} on {_describe(groups, negations, sts_tasks)}: {len(dict.fromkeys(sentences)):,} unique "
             f"sentences (up to {st_model.max_seq_length} tokens, batch {batch_size}, {torch_threads()})…",
@@ -167,10 +171,12 @@ def evaluate_model(
             "cont_oppn": cont_oppn,
             "negation": negation_probe(cache, negations),
             "word_order": word_order_probe(cache, word_order),
+            "negation_meaning": negation_meaning_probe(cache, negation_meaning),
             "alignment_uniformity": alignment_uniformity(cache, suite.data["STSBenchmark"]),
         }
         sources["negation"] = negations.describe()
         sources["word_order"] = {**corpus_slice.describe(), **word_order.describe()}
+        sources["negation_meaning"] = negation_meaning.describe()
         sources["alignment_uniformity"] = (
             "STSBenchmark test: alignment over pairs with score > 4, uniformity over unique sentences"
         )

@@ -16,6 +16,11 @@ local files), built by :func:`probe_task`:
   negation (word order) scores low. A random ranking scores the share of label-1 pairs (``chance_ap`` of
   the task's ``st_debias_source``; 231 of 3,231 pairs = 7.1 % for CANNOTNegationPC on the default data).
   These read the local data folder only.
+* ``WikiNegationMeaningPC`` (``AbsTaskPairClassification``, main score ``cosine_ap``): the negation-meaning
+  items (:func:`~st_debias.evaluation.bias_data.load_negation_meaning_items`, Wikipedia lines
+  150,001–180,000). Label 1 = "X is not A" and its paraphrase "X is B" (B the antonym of A); label 0 = "X is
+  not A" beside "X is A" and beside "X is not B". Average precision 1.0 when every paraphrase is closer
+  than every wrong reading; chance level 1/3. A model that reads *not* as a feature ranks "X is not B" high.
 
 The dataset revision of every task is a sha256 of the rows it evaluates, so a result cache never mixes
 results of different data.
@@ -33,6 +38,7 @@ from st_debias.evaluation.bias_data import (
     CANNOT_DIR,
     DEFAULT_NEGATION_PAIRS,
     DEFAULT_WORD_ORDER_LINES,
+    load_negation_meaning_items,
     load_negation_pairs,
     load_word_order_sentences,
 )
@@ -44,7 +50,7 @@ CONT_OPPN_SETS: tuple[str, ...] = ("STS13", "STS14", "STS15", "STS16", "STSBench
 #: Gold score above which an STS-B test pair counts as a paraphrase (label 1) in the pair tasks.
 PARAPHRASE_THRESHOLD = 4.0
 
-PAIR_TASKS: tuple[str, ...] = ("CANNOTNegationPC", "WikiWordOrderPC")
+PAIR_TASKS: tuple[str, ...] = ("CANNOTNegationPC", "WikiWordOrderPC", "WikiNegationMeaningPC")
 
 #: Every probe task name, in report order.
 PROBE_TASKS: tuple[str, ...] = (
@@ -188,11 +194,12 @@ def pair_task(
         ValueError: unknown task.
         DataNotFoundError: a probe file or STS-B test is missing (the message names the path).
     """
-    from mteb import TaskMetadata
     from mteb.abstasks.pair_classification import AbsTaskPairClassification
 
     if name not in PAIR_TASKS:
         raise ValueError(f"Unknown probe pair task {name!r}; choose from {list(PAIR_TASKS)}")
+    if name == "WikiNegationMeaningPC":
+        return _negation_meaning_task(data_dir)
     para1, para2, para_source = _paraphrase_pairs(data_dir)
     if name == "CANNOTNegationPC":
         negations = load_negation_pairs(data_dir, limit=negation_pairs)
@@ -228,15 +235,34 @@ def pair_task(
         "sentence2": [*second, *para2],
         "labels": [0] * len(first) + [1] * len(para1),
     }
-    metadata = TaskMetadata(
+    metadata = _pair_metadata(
+        name,
+        source.get("source", "local"),
+        rows,
+        f"Label 0: {what}. Label 1: the {len(para1)} STS-B test pairs with gold score > "
+        f"{PARAPHRASE_THRESHOLD:g} ({para_source}). Average precision of cosine similarity: 1.0 when every "
+        f"paraphrase is closer than every probe pair; chance level (a random ranking) "
+        f"{len(para1) / len(rows['labels']):.4f}, the share of label-1 pairs.",
+        **extra,
+    )
+    task = _task_class(name, AbsTaskPairClassification, metadata, rows)()
+    task.st_debias_source = {
+        **source,
+        "pairs": len(rows["labels"]),
+        "paraphrase_pairs": len(para1),
+        "chance_ap": len(para1) / len(rows["labels"]),
+    }
+    return task
+
+
+def _pair_metadata(name: str, path: str, rows: dict[str, list[Any]], description: str, **extra: Any):
+    """MTEB metadata of a local pair-classification probe (cosine average precision on its test rows)."""
+    from mteb import TaskMetadata
+
+    return TaskMetadata(
         name=name,
-        dataset={"path": source.get("source", "local"), "revision": _revision(*rows.values())},
-        description=(
-            f"Label 0: {what}. Label 1: the {len(para1)} STS-B test pairs with gold score > "
-            f"{PARAPHRASE_THRESHOLD:g} ({para_source}). Average precision of cosine similarity: 1.0 when every "
-            f"paraphrase is closer than every probe pair; chance level (a random ranking) "
-            f"{len(para1) / len(rows['labels']):.4f}, the share of label-1 pairs."
-        ),
+        dataset={"path": path, "revision": _revision(*rows.values())},
+        description=description,
         type="PairClassification",
         category="t2t",
         modalities=["text"],
@@ -248,13 +274,37 @@ def pair_task(
         dialect=[],
         **extra,
     )
-    task = _task_class(name, AbsTaskPairClassification, metadata, rows)()
-    task.st_debias_source = {
-        **source,
-        "pairs": len(rows["labels"]),
-        "paraphrase_pairs": len(para1),
-        "chance_ap": len(para1) / len(rows["labels"]),
+
+
+def _negation_meaning_task(data_dir: str | os.PathLike[str] | None):
+    """``WikiNegationMeaningPC``: "not A" beside its paraphrase "B" (label 1), "A" and "not B" (label 0)."""
+    from mteb.abstasks.pair_classification import AbsTaskPairClassification
+
+    items = load_negation_meaning_items(data_dir)
+    count = len(items)
+    rows = {
+        "sentence1": items.negated * 3,
+        "sentence2": [*items.antonym, *items.affirmative, *items.negated_antonym],
+        "labels": [1] * count + [0] * (2 * count),
     }
+    source = items.describe()
+    metadata = _pair_metadata(
+        "WikiNegationMeaningPC",
+        source["source"],
+        rows,
+        f"{count} Wikipedia sentences 'X is A' (lines {source['lines'][0]}–{source['lines'][1]}) with a "
+        "gradable adjective A and its antonym B. Label 1: 'X is not A' and its paraphrase 'X is B'. Label 0: "
+        "'X is not A' and 'X is A', and 'X is not A' and 'X is not B'. Average precision of cosine "
+        "similarity: 1.0 when every paraphrase is closer than every wrong reading; chance level 1/3.",
+        license="cc-by-sa-3.0",
+        reference=OSSCSE_REFERENCE,
+        domains=["Encyclopaedic", "Written"],
+        sample_creation="created",
+        annotations_creators="derived",
+        bibtex_citation=OSSCSE_BIBTEX,
+    )
+    task = _task_class("WikiNegationMeaningPC", AbsTaskPairClassification, metadata, rows)()
+    task.st_debias_source = {**source, "pairs": len(rows["labels"]), "paraphrase_pairs": count, "chance_ap": 1 / 3}
     return task
 
 

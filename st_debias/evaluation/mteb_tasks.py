@@ -9,7 +9,8 @@ Two data paths, one scoring path:
   (SentEval text; **SICK-R test = 4,927 pairs**). Scoring is MTEB's ``AbsTaskSTS`` code either way, so
   identical data gives identical scores (tested by feeding the registered task the local rows).
 * The bias probes are MTEB tasks too (:mod:`st_debias.evaluation.mteb_probes`): ``STS13-Cont`` …
-  ``STSBenchmark-Oppn`` and the pair-classification tasks ``CANNOTNegationPC`` and ``WikiWordOrderPC``.
+  ``STSBenchmark-Oppn`` and the pair-classification tasks ``CANNOTNegationPC``, ``WikiWordOrderPC`` and
+  ``WikiNegationMeaningPC``.
   Any other MTEB task runs from the hub only; asking for it locally is an error naming the task and folder.
 
 Every source records its real pair count (SICK-R: 4,927 pairs locally, 9,927 on the hub).

@@ -164,6 +164,14 @@ def compare_table(results: list[dict[str, Any]]) -> str:
             threshold = next(p.get("threshold") for p in probe if p)
             row(f"{name} mean cosine ↓", [p.get("mean_cosine") if p else None for p in probe], 3)
             row(f"{name} share > {threshold:g} ↓", [p.get("share_above") if p else None for p in probe], 3)
+    meaning = [r.get("bias", {}).get("negation_meaning") for r in results]
+    if any(meaning):
+        for key, title, digits in (
+            ("paraphrase_over_affirmative", "negation meaning (i): not A closer to B than to A ↑", 3),
+            ("paraphrase_over_negated_antonym", "negation meaning (ii): not A closer to B than to not B ↑", 3),
+            ("polarity_cluster", "negation meaning (iii): polarity cluster ↓", 3),
+        ):
+            row(title, [m.get(key) if m else None for m in meaning], digits)
     au = [r.get("bias", {}).get("alignment_uniformity") for r in results]
     if any(au):
         row("alignment ↓", [a.get("alignment") if a else None for a in au], 3)
@@ -367,6 +375,12 @@ def _sources_section(results: list[dict[str, Any]], labels: list[str]) -> list[s
             lines.append(
                 f"- word-order probe: `{wo.get('source')}` lines {wo.get('lines')} — {wo.get('pairs')} pairs, "
                 f"{wo.get('skipped_short')} skipped (< {wo.get('min_words')} words), seed {wo.get('seed')}"
+            )
+        if "negation_meaning" in sources:
+            nm = sources["negation_meaning"]
+            lines.append(
+                f"- negation-meaning probe: `{nm.get('source')}` lines {nm.get('lines')} — {nm.get('items')} items "
+                "(A, not A, B = antonym of A, not B)"
             )
         if "mteb" in sources:
             m = sources["mteb"]

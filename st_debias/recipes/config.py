@@ -22,6 +22,9 @@ import yaml
 from .losses import LOSSES, check_loss_params, uncached_name
 
 DATA_KINDS = ("simcse", "ipw", "negation", "minimal_pairs")
+#: Sources ``data.mix`` can take rows from, and the kinds whose (anchor, positive, negative) rows they match.
+MIX_SOURCES = ("nli", "negation_meaning")
+MIXABLE_KINDS = ("negation", "minimal_pairs")
 LOSS_NAMES = tuple(LOSSES)
 
 #: Rows per batch every registered loss needs: each is an in-batch contrastive loss, whose negatives are the
@@ -52,10 +55,14 @@ class TrainingConfig:
 @dataclass
 class DataConfig:
     """Which rows to build: ``simcse`` (anchor = positive), ``ipw`` (DebCSE), ``negation`` (OssCSE) or
-    ``minimal_pairs`` (cue-balanced minimal pairs, :class:`st_debias.data.MinimalPairBuilder`)."""
+    ``minimal_pairs`` (cue-balanced minimal pairs, :class:`st_debias.data.MinimalPairBuilder`); and which rows
+    of other sources to mix in (``mix``: source → share; :func:`st_debias.recipes.data.mix_source_rows`), for
+    the (anchor, positive, negative) kinds."""
 
     kind: str = "simcse"
     options: dict[str, Any] = field(default_factory=dict)
+    #: Rows from other sources mixed in after building, as a share of the rows: ``{"nli": 0.3}``.
+    mix: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -163,10 +170,31 @@ def _canonical_options(data: DataConfig, where: str) -> None:
     data.options = {("generator" if key == "paraphrases" else key): value for key, value in data.options.items()}
 
 
+def _check_mix(data: DataConfig, where: str) -> None:
+    """``data.mix``: known sources, shares in (0, 1) that leave some built rows, a kind whose rows match."""
+    if not isinstance(data.mix, dict):
+        raise ValueError(f"Recipe {where}: data.mix must be a mapping of source → share, got {data.mix!r}.")
+    if not data.mix:
+        return
+    if data.kind not in MIXABLE_KINDS:
+        raise ValueError(
+            f"Recipe {where}: data.mix needs (anchor, positive, negative) rows: data.kind one of {MIXABLE_KINDS}, "
+            f"got {data.kind!r}."
+        )
+    for source, share in data.mix.items():
+        if source not in MIX_SOURCES:
+            raise ValueError(f"Recipe {where}: data.mix source {source!r} is unknown; choose from {MIX_SOURCES}.")
+        if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share < 1:
+            raise ValueError(f"Recipe {where}: data.mix.{source} must be a share in (0, 1), got {share!r}.")
+    if sum(data.mix.values()) >= 1:
+        raise ValueError(f"Recipe {where}: data.mix shares sum to {sum(data.mix.values()):g}; they must leave built rows (< 1).")
+
+
 def _check_data(data: DataConfig, where: str) -> None:
     """The data kind, and its options against the builder's signature and the builder's own range checks."""
     if data.kind not in DATA_KINDS:
         raise ValueError(f"Recipe {where}: data.kind must be one of {DATA_KINDS}, got {data.kind!r}.")
+    _check_mix(data, where)
     if not isinstance(data.options, dict):
         raise ValueError(f"Recipe {where}: data.options must be a mapping, got {data.options!r}.")
     options = dict(data.options)

@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from datasets import Dataset, load_from_disk
 
 from st_debias.data.io.corpus import clean_sentences, read_sentences
@@ -46,7 +47,8 @@ def _key(recipe: Recipe, sentences: list[str], model: Any, max_rows: int | None 
 
     payload = {
         "max_rows": max_rows or recipe.training.steps * recipe.training.batch_size,
-        "data": recipe.data.__dict__,
+        # Mixed-in rows are added after the cache: the key names the built rows only.
+        "data": {"kind": recipe.data.kind, "options": recipe.data.options},
         "seed": recipe.training.seed,
         "model": model_fingerprint(model),
         "sentences": hashlib.sha256("\n".join(sentences).encode()).hexdigest(),
@@ -77,13 +79,28 @@ def build_rows(
     cache_dir: str | os.PathLike[str] | None = None,
     show_progress_bar: bool = True,
     max_rows: int | None = None,
+    data_dir: str | os.PathLike[str] | None = None,
 ) -> tuple[Dataset, dict[str, Any]]:
     """Rows for ``recipe.data`` built from ``sentences`` with ``model`` as the guide; cached by content.
 
     ``max_rows`` (default steps x batch size, times the process count under ``torchrun``) caps the rows kept.
+    Rows of ``recipe.data.mix`` (read from ``data_dir``, default ``$ST_DEBIAS_DATA``) then replace their share.
     Returns the dataset and the builder's report (counts, skips with reasons, pair statistics).
     """
     wanted = max_rows or recipe.training.steps * recipe.training.batch_size
+    rows, report = _built_rows(recipe, sentences, model, cache_dir, show_progress_bar, wanted)
+    if recipe.data.mix:
+        rows, report = mix_rows(
+            rows, report, recipe.data.mix, wanted, seed=recipe.training.seed, data_dir=data_dir,
+            sentences=sentences, cache_dir=cache_dir,
+        )
+    return rows, report
+
+
+def _built_rows(
+    recipe: Recipe, sentences: list[str], model: Any, cache_dir: Any, show_progress_bar: bool, wanted: int
+) -> tuple[Dataset, dict[str, Any]]:
+    """The data kind's own rows (at most ``wanted``), from the cache or built and cached."""
     folder = cache_root(cache_dir) / "rows" / f"{recipe.data.kind}-{_key(recipe, sentences, model, wanted)}"
     cached = _read_cached_rows(folder)
     if cached is not None:
@@ -105,6 +122,103 @@ def build_rows(
     report["rows_used"] = len(rows)
     _write_cached_rows(folder, rows, report)
     return rows, report
+
+
+def mix_rows(
+    rows: Dataset,
+    report: dict[str, Any],
+    mix: dict[str, float],
+    wanted: int,
+    seed: int,
+    data_dir: str | os.PathLike[str] | None = None,
+    sentences: list[str] | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> tuple[Dataset, dict[str, Any]]:
+    """Replace a share of ``rows`` with rows of other sources (``mix``: source → share of the rows).
+
+    Sources: ``nli`` (:func:`st_debias.data.io.nli.load_nli_triplets` from ``data_dir``) and
+    ``negation_meaning`` (:func:`mix_source_rows`; built from the corpus ``sentences`` and cached). The built
+    rows keep their order and come first; each source's rows are drawn in a seeded order, repeated when the
+    source has fewer than asked for (the report counts the repeats); the whole is then shuffled with
+    ``seed``. The report gains ``mix``: per source, its rows, what its reader kept and dropped, and the
+    repeats.
+    """
+    from datasets import concatenate_datasets
+
+    total = min(wanted, len(rows))
+    columns = rows.column_names[:3]
+    mixed_parts, details = [], {}
+    for number, (source, share) in enumerate(sorted(mix.items())):
+        count = round(share * total)
+        triplets, described = mix_source_rows(source, data_dir=data_dir, sentences=sentences, cache_dir=cache_dir)
+        if not triplets:
+            raise ValueError(f"No {source} row to mix in ({described}).")
+        order = np.random.default_rng([seed, 17, number]).permutation(len(triplets))
+        picks = [triplets[int(order[k % len(order)])] for k in range(count)]
+        mixed_parts.append(Dataset.from_dict({name: [row[i] for row in picks] for i, name in enumerate(columns)}))
+        details[source] = {"rows": count, **described, "repeats": max(0, count - len(triplets))}
+    built = total - sum(len(part) for part in mixed_parts)
+    own = rows.select(range(built)).select_columns(columns)
+    combined = concatenate_datasets([own, *mixed_parts]).shuffle(seed=seed).flatten_indices()
+    report = {**report, "rows_used": len(combined), "rows_built_used": built, "mix": details}
+    return combined, report
+
+
+def mix_source_rows(
+    source: str,
+    *,
+    data_dir: str | os.PathLike[str] | None = None,
+    sentences: list[str] | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> tuple[list[tuple[str, str, str]], dict[str, Any]]:
+    """The (anchor, positive, negative) rows of one ``data.mix`` source and a description of how they were made.
+
+    * ``nli``: SNLI (premise, entailed, contradicting) triplets, filtered (:mod:`st_debias.data.io.nli`).
+    * ``negation_meaning``: from each corpus sentence "X is A" with a curated antonym B
+      (:mod:`st_debias.data.negation.meaning`), the rows ("X is not A", "X is B", "X is not B") and ("X is not
+      B", "X is A", "X is not A"): a negated anchor whose positive has no negation and whose negative has
+      one, the cue of the other rows reversed. Built with spaCy once per corpus and cached under
+      ``rows/`` of the cache folder.
+    """
+    if source == "nli":
+        from st_debias.data.io.nli import load_nli_triplets
+
+        triplets = load_nli_triplets(data_dir=data_dir)
+        rows = list(zip(triplets.anchors, triplets.positives, triplets.negatives, strict=True))
+        return rows, triplets.describe()
+    if source == "negation_meaning":
+        if not sentences:
+            raise ValueError("The negation_meaning mix source needs the corpus sentences.")
+        quadruples = _negation_meaning_quadruples(sentences, cache_dir)
+        rows = []
+        for a, not_a, b, not_b in zip(*(quadruples[k] for k in _QUADRUPLE_COLUMNS), strict=True):
+            rows += [(not_a, b, not_b), (not_b, a, not_a)]
+        return rows, {"sentences": len(sentences), "quadruples": len(rows) // 2, "declined": quadruples["declined"]}
+    raise ValueError(f"Unknown mix source {source!r}")
+
+
+_QUADRUPLE_COLUMNS = ("affirmative", "negated", "antonym", "negated_antonym")
+
+
+def _negation_meaning_quadruples(sentences: list[str], cache_dir: Any) -> dict[str, Any]:
+    """The negation-meaning quadruples of ``sentences``, from the cache or built (spaCy) and cached."""
+    from st_debias.data.negation.meaning import NEGATION_MEANING_VERSION, negation_meaning_quadruples
+    from st_debias.files import atomic_write_json
+
+    digest = hashlib.sha256("\n".join(sentences).encode()).hexdigest()[:20]
+    path = cache_root(cache_dir) / "rows" / f"negation-meaning-{digest}-v{NEGATION_MEANING_VERSION}.json"
+    if path.is_file():
+        try:
+            cached = json.loads(path.read_text(encoding="utf-8"))
+            if all(isinstance(cached.get(k), list) for k in _QUADRUPLE_COLUMNS):
+                return cached
+        except ValueError:
+            pass
+        logger.warning("Negation-meaning cache entry %s is unreadable; rebuilding it.", path)
+    built = negation_meaning_quadruples(sentences)
+    data = {**{k: getattr(built, k) for k in _QUADRUPLE_COLUMNS}, "declined": dict(sorted(built.declined.items()))}
+    atomic_write_json(path, data, indent=None)
+    return data
 
 
 def _read_cached_rows(folder: Path) -> tuple[Dataset, dict[str, Any]] | None:

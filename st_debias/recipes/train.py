@@ -232,7 +232,8 @@ def train_recipe(
             )
         start_model.max_seq_length = training.max_seq_length
         rows, data_report = build_rows(
-            recipe, sentences, start_model, cache_dir=cache, show_progress_bar=show_progress_bar, max_rows=rows_wanted
+            recipe, sentences, start_model, cache_dir=cache, show_progress_bar=show_progress_bar, max_rows=rows_wanted,
+            data_dir=data_dir,
         )
     check_rows_fill_a_batch(recipe, rows, data_report, len(sentences), processes=args.world_size)
     guide = None

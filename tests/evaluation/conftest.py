@@ -14,11 +14,14 @@ from pathlib import Path
 
 import pytest
 
+from st_debias.evaluation.bias_data import NEGATION_MEANING_LINES
 from st_debias.paths import DataNotFoundError, data_dir
 
 MINI_STS_ROWS = 60
 MINI_PROBE_ROWS = 12
 MINI_CORPUS_LINES = 40
+#: Real corpus lines kept from the start of the negation-meaning range (about 1 in 80 makes an item).
+MINI_NEGATION_MEANING_LINES = 1500
 
 
 def _shared_data() -> Path:
@@ -36,7 +39,8 @@ def shared_data() -> Path:
 
 @pytest.fixture(scope="session")
 def mini_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A data folder with the first rows of every STS file and CANNOT probe file, and the corpus's last lines."""
+    """A data folder with the first rows of every STS file and CANNOT probe file, and a corpus holding the
+    real corpus's lines up to the first lines of the negation-meaning range, then its last lines."""
     source = _shared_data()
     target = tmp_path_factory.mktemp("mini_data")
     (target / "sts").mkdir()
@@ -51,9 +55,13 @@ def mini_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
             head = list(itertools.islice(handle, MINI_PROBE_ROWS + 1))
         (probes / path.name).write_text("".join(head), encoding="utf-8")
     (target / "corpus").mkdir()
+    start, _ = NEGATION_MEANING_LINES
     with (source / "corpus" / "wiki_sentences.txt").open(encoding="utf-8") as handle:
+        # The corpus's head through the first lines of the negation-meaning range (real line numbers), then
+        # its last lines.
+        head = list(itertools.islice(handle, start + MINI_NEGATION_MEANING_LINES))
         tail = collections.deque(handle, maxlen=MINI_CORPUS_LINES)
-    (target / "corpus" / "wiki_sentences.txt").write_text("".join(tail), encoding="utf-8")
+    (target / "corpus" / "wiki_sentences.txt").write_text("".join(head + list(tail)), encoding="utf-8")
     return target
 
 

@@ -231,3 +231,70 @@ def test_word_order_probe_numbers(fake_encoder_cls):
     assert sum(result["histogram"]["counts"]) == 2
     with pytest.raises(ValueError, match="3 sentences shorter than 4"):
         word_order_probe(EmbeddingCache(fake_encoder_cls()), WordOrderPairs([], [], 3, 0, 0, 4))
+
+
+def _items(rows):
+    from st_debias.evaluation.bias_data import NegationMeaningItems
+
+    columns = list(zip(*rows, strict=True))
+    return NegationMeaningItems(
+        *map(list, columns), lines=list(range(len(rows))), source="x", line_range=(1, len(rows)), declined={}
+    )
+
+
+def test_negation_meaning_probe_against_a_float64_reference():
+    """(i), (ii) and (iii) computed pair by pair from their definitions, on random embeddings."""
+    from st_debias.evaluation.bias import mean_offdiagonal_cosine, negation_meaning_probe
+    from tests.evaluation.conftest import FakeEncoder
+
+    rng = np.random.default_rng(3)
+    rows = [(f"a{i}", f"not a{i}", f"b{i}", f"not b{i}") for i in range(7)]
+    table = {text: rng.normal(size=5).tolist() for row in rows for text in row}
+    out = negation_meaning_probe(EmbeddingCache(FakeEncoder(table)), _items(rows))
+
+    def cos(x, y):
+        u, v = np.asarray(table[x], dtype=np.float64), np.asarray(table[y], dtype=np.float64)
+        return float(u @ v / np.linalg.norm(u) / np.linalg.norm(v))
+
+    first = np.mean([cos(na, b) > cos(na, a) for a, na, b, _ in rows])
+    second = np.mean([cos(na, b) > cos(na, nb) for _, na, b, nb in rows])
+    pairs = [(i, j) for i in range(7) for j in range(7) if i != j]
+    negated = np.mean([cos(rows[i][1], rows[j][1]) for i, j in pairs])
+    affirmative = np.mean([cos(rows[i][0], rows[j][0]) for i, j in pairs])
+    assert out["items"] == 7
+    assert out["paraphrase_over_affirmative"] == pytest.approx(first)
+    assert out["paraphrase_over_negated_antonym"] == pytest.approx(second)
+    assert out["polarity_cluster"] == pytest.approx(negated - affirmative, abs=1e-5)
+    assert out["negated_pairs_mean_cosine"] == pytest.approx(negated, abs=1e-5)
+    x = np.asarray([table[r[0]] for r in rows])
+    assert mean_offdiagonal_cosine(x) == pytest.approx(affirmative, abs=1e-12)
+    with pytest.raises(ValueError):
+        mean_offdiagonal_cosine(x[:1])
+
+
+def test_negation_meaning_probe_tells_meaning_from_the_not_feature():
+    """A model whose embedding is 'content + polarity feature' fails (ii) and clusters negations; one that
+    maps 'not A' onto B passes both."""
+    from st_debias.evaluation.bias import negation_meaning_probe
+    from tests.evaluation.conftest import FakeEncoder
+
+    rng = np.random.default_rng(0)
+    rows = [(f"a{i}", f"not a{i}", f"b{i}", f"not b{i}") for i in range(6)]
+    feature, meaning = {}, {}
+    for a, na, b, nb in rows:
+        content, sense = rng.normal(size=8), rng.normal(size=8)
+        polarity = np.zeros(8)
+        polarity[0] = 6.0
+        feature.update({a: content + sense, na: content + sense + polarity, b: content - sense,
+                        nb: content - sense + polarity})
+        meaning.update({a: content + sense, na: content - sense, b: content - sense, nb: content + sense})
+    as_feature = negation_meaning_probe(EmbeddingCache(FakeEncoder({k: v.tolist() for k, v in feature.items()})),
+                                        _items(rows))
+    as_meaning = negation_meaning_probe(EmbeddingCache(FakeEncoder({k: v.tolist() for k, v in meaning.items()})),
+                                        _items(rows))
+    assert as_feature["paraphrase_over_negated_antonym"] == 0.0 and as_feature["polarity_cluster"] > 0.2
+    assert as_meaning["paraphrase_over_negated_antonym"] == 1.0 and as_meaning["paraphrase_over_affirmative"] == 1.0
+    assert abs(as_meaning["polarity_cluster"]) < as_feature["polarity_cluster"]
+    with pytest.raises(ValueError):
+        negation_meaning_probe(EmbeddingCache(FakeEncoder({k: v.tolist() for k, v in meaning.items()})),
+                               _items(rows[:1]))

@@ -97,3 +97,59 @@ def test_word_order_file_with_a_non_utf8_byte_names_file_and_line(tmp_path):
     corpus.write_bytes(b"First line here.\nSecond line.\nCaf\xe9 au lait.\nLast line.\n")
     with pytest.raises(ValueError, match=rf"{corpus}:3: is not valid UTF-8: byte 0xe9 at column 4"):
         load_word_order_sentences(path=corpus, count=2)
+
+
+def test_negation_meaning_items_on_real_sentences_claim_their_polarity(shared_data):
+    """Each item of the held-out Wikipedia range: A and B affirmative, 'not A' and 'not B' with one negation,
+    B = A with one adjective replaced by its curated antonym, and 'not A' / 'not B' the negator's output."""
+    from st_debias.data.lexicon import safe_antonym
+    from st_debias.data.negation.negator import Negator, negation_count
+    from st_debias.data.text import words
+    from st_debias.evaluation.bias_data import NEGATION_MEANING_LINES, load_negation_meaning_items
+
+    start = NEGATION_MEANING_LINES[0]
+    items = load_negation_meaning_items(shared_data, lines=(start, start + 4000))
+    assert len(items) >= 30 and items.line_range == (start + 1, start + 4000)
+    assert sum(items.declined.values()) + len(items) == 4000
+    corpus = (shared_data / "corpus" / "wiki_sentences.txt").read_text(encoding="utf-8").splitlines()
+    for k in range(len(items)):
+        a, not_a, b, not_b = items.affirmative[k], items.negated[k], items.antonym[k], items.negated_antonym[k]
+        assert corpus[items.lines[k] - 1].strip() == a
+        assert negation_count(a) == negation_count(b) == 0
+        assert negation_count(not_a) == negation_count(not_b) == 1
+        changed = [(x, y) for x, y in zip(words(a), words(b), strict=True) if x != y]
+        assert len(changed) == 1 and safe_antonym(changed[0][0]) == changed[0][1], (a, b)
+        assert not_a != a and not_b != b
+    again = load_negation_meaning_items(shared_data, lines=(start, start + 4000), negator=Negator())
+    assert again.negated == items.negated and again.negated_antonym == items.negated_antonym
+
+
+def test_negation_meaning_items_refuse_a_bad_range_or_an_empty_one(tmp_path):
+    from st_debias.evaluation.bias_data import load_negation_meaning_items
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("The cat sat on the mat.\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="range"):
+        load_negation_meaning_items(path=corpus, lines=(5, 5))
+    with pytest.raises(DataNotFoundError, match="no negation-meaning item"):
+        load_negation_meaning_items(path=corpus, lines=(0, 10))
+    with pytest.raises(DataNotFoundError, match="Missing corpus"):
+        load_negation_meaning_items(path=tmp_path / "absent.txt")
+
+
+def test_negation_meaning_items_are_cached_on_disk(mini_data, tmp_path, monkeypatch):
+    """Built once per corpus: a new process (memory cleared) reads the cached items without parsing."""
+    from st_debias.evaluation import bias_data
+
+    monkeypatch.setenv("ST_DEBIAS_CACHE", str(tmp_path))
+    bias_data._memoised_negation_meaning_items.cache_clear()
+    first = bias_data.load_negation_meaning_items(mini_data)
+    assert len(list((tmp_path / "probes").glob("negation-meaning-*.json"))) == 1
+    bias_data._memoised_negation_meaning_items.cache_clear()
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("parsed again")
+
+    monkeypatch.setattr(bias_data, "_build_negation_meaning_items", refuse)
+    assert bias_data.load_negation_meaning_items(mini_data) == first
+    bias_data._memoised_negation_meaning_items.cache_clear()

@@ -8,7 +8,9 @@ import pytest
 
 from st_debias.cli import main
 from st_debias.evaluation import evaluate_model
+from st_debias.evaluation.bias_data import NEGATION_MEANING_LINES
 from st_debias.evaluation.sts_data import STS_TASKS
+from tests.evaluation.conftest import MINI_CORPUS_LINES, MINI_NEGATION_MEANING_LINES
 
 
 def test_eval_two_models_side_by_side(tiny_st_dir, mini_data, tmp_path, capsys):
@@ -28,9 +30,13 @@ def test_eval_two_models_side_by_side(tiny_st_dir, mini_data, tmp_path, capsys):
     assert entry["sources"]["sts"]["SICK-R"]["pairs"] == 60
     assert entry["sources"]["negation"]["files"] == {"glue_diagnostic.tsv": 12, "nan_nli.tsv": 8}
     word_order = entry["bias"]["word_order"]
-    assert word_order["pairs"] + word_order["skipped_short"] + word_order["skipped_unchanged"] == 40
+    assert word_order["pairs"] + word_order["skipped_short"] + word_order["skipped_unchanged"] == 1000
     assert 0.0 <= word_order["share_above"] <= 1.0 and word_order["threshold"] == 0.9
-    assert entry["sources"]["word_order"]["lines"] == [1, 40] and entry["sources"]["word_order"]["seed"] == 0
+    last = NEGATION_MEANING_LINES[0] + MINI_NEGATION_MEANING_LINES + MINI_CORPUS_LINES
+    assert entry["sources"]["word_order"]["lines"] == [last - 999, last] and entry["sources"]["word_order"]["seed"] == 0
+    meaning = entry["bias"]["negation_meaning"]
+    assert meaning["items"] == entry["sources"]["negation_meaning"]["items"] >= 5
+    assert 0.0 <= meaning["paraphrase_over_negated_antonym"] <= 1.0 and -2.0 < meaning["polarity_cluster"] < 2.0
     sides = entry["bias"]["cont_oppn"]["STSBenchmark"]["oppn_sides"]
     assert set(sides) == {"high_overlap_low_score", "low_overlap_high_score", "on_median"}
     assert results[0]["sts"] == results[1]["sts"]
@@ -47,6 +53,8 @@ def test_unique_sentences_encoded_once_across_tasks(tiny_model, mini_data):
         entry["encoded_sentences"]
         < sum(2 * info["pairs"] for info in entry["sources"]["sts"].values())
         + 2 * entry["sources"]["negation"]["pairs"]
+        + 2 * entry["sources"]["word_order"]["pairs"]
+        + 4 * entry["sources"]["negation_meaning"]["items"]
     )
     assert entry["fingerprint"] and "timing_s" in entry
 

@@ -7,9 +7,11 @@ import pytest
 from datasets import Dataset, DatasetDict
 
 from st_debias.evaluation import EmbeddingCache, local_task, run_mteb, spearman_x100
+from st_debias.evaluation.bias_data import NEGATION_MEANING_LINES, load_negation_meaning_items
 from st_debias.evaluation.mteb_tasks import mteb_model, mteb_tasks
 from st_debias.evaluation.sts_data import load_sts
 from st_debias.paths import DataNotFoundError
+from tests.evaluation.conftest import MINI_CORPUS_LINES, MINI_NEGATION_MEANING_LINES
 
 # mteb 2.26 calls sentence-transformers APIs that 6.2 renamed; not ours to fix
 pytestmark = [
@@ -148,9 +150,28 @@ def test_pair_classification_probe_tasks(tiny_model, mini_data):
         expected = average_precision_score(labels, cache.cosine(rows["sentence1"], rows["sentence2"]))
         assert result["scores"][name] == pytest.approx(100 * expected, abs=1e-3)
     assert (
-        result["sources"]["WikiWordOrderPC"]["lines"][1] == 40
+        result["sources"]["WikiWordOrderPC"]["lines"][1]
+        == NEGATION_MEANING_LINES[0] + MINI_NEGATION_MEANING_LINES + MINI_CORPUS_LINES
         and result["sources"]["WikiWordOrderPC"]["seed"] == 0
     )
+
+
+def test_negation_meaning_pair_task(tiny_model, mini_data):
+    """'not A' beside its paraphrase 'B' (label 1) and beside 'A' and 'not B' (label 0); MTEB's cosine AP."""
+    import numpy as np
+    from sklearn.metrics import average_precision_score
+
+    items = load_negation_meaning_items(mini_data)
+    task = local_task("WikiNegationMeaningPC", mini_data)
+    task.load_data()
+    rows = task.dataset["test"]
+    labels = np.asarray(rows["labels"])
+    assert labels.sum() == len(items) and (labels == 0).sum() == 2 * len(items)
+    assert rows["sentence1"][: len(items)] == items.negated and rows["sentence2"][: len(items)] == items.antonym
+    assert task.st_debias_source["chance_ap"] == pytest.approx(1 / 3)
+    result = run_mteb(tiny_model, ["WikiNegationMeaningPC"], data="local", data_dir=mini_data, label="tiny")
+    expected = average_precision_score(labels, EmbeddingCache(tiny_model).cosine(rows["sentence1"], rows["sentence2"]))
+    assert result["scores"]["WikiNegationMeaningPC"] == pytest.approx(100 * expected, abs=1e-3)
 
 
 def test_mteb_model_keeps_two_local_models_apart_in_one_result_cache(

@@ -317,6 +317,29 @@ class Negator:
         return NegationResult(source, text, rule, denegated)
 
 
+def antonym_swap(doc: Any, predicate_only: bool = False) -> str | None:
+    """The sentence of a parsed ``doc`` with its first adjective or adverb next to the root replaced by the
+    curated antonym of :func:`~st_debias.data.lexicon.safe_antonym` (``is large`` → ``is small``), or None.
+
+    "Next to the root" means a child of the root, or of the root's attribute noun (``is a large house``).
+    With ``predicate_only``, only an unmodified adjective complement of the root qualifies (``is large``,
+    ``remains stable``; not ``is very large``, ``a large house`` or ``early in the war``): the one position
+    where negating the root means the antonym ("is not large" = "is small").
+    """
+    roots = [t for t in doc if t.dep_ == "ROOT"]
+    for token in roots[0].subtree if roots else ():
+        near_root = token.head == roots[0] or (token.head.head == roots[0] and token.head.dep_ == "attr")
+        if predicate_only:
+            near_root = token.head == roots[0] and token.dep_ == "acomp" and not any(
+                child.dep_ in ("advmod", "npadvmod") for child in token.children
+            )
+        if near_root and token.tag_ in ("JJ", "RB") and token.dep_ in ("acomp", "advmod", "amod"):
+            antonym = safe_antonym(token.lower_)
+            if antonym:
+                return doc.text[: token.idx] + antonym + doc.text[token.idx + len(token.text):]
+    return None
+
+
 class NegatedAntonymGenerator(CandidateGenerator):
     """Meaning-preserving rewrite: an adjective/adverb next to the root becomes its antonym and the root
     is negated (``The house is large.`` → ``The house is not small.``). A positive/paraphrase candidate
@@ -339,22 +362,12 @@ class NegatedAntonymGenerator(CandidateGenerator):
         self.report.inputs = len(sentences)
         nlp = self.negator.nlp
         out: list[list[Candidate]] = []
-        for sentence, doc in zip(sentences, nlp.pipe(sentences, batch_size=self.negator.batch_size)):
-            roots = [t for t in doc if t.dep_ == "ROOT"]
-            target = None
-            for token in roots[0].subtree if roots else ():
-                near_root = token.head == roots[0] or (token.head.head == roots[0] and token.head.dep_ == "attr")
-                if near_root and token.tag_ in ("JJ", "RB") and token.dep_ in ("acomp", "advmod", "amod"):
-                    antonym = safe_antonym(token.lower_)
-                    if antonym:
-                        target = (token, antonym)
-                        break
-            if target is None:
+        for doc in nlp.pipe(sentences, batch_size=self.negator.batch_size):
+            swapped = antonym_swap(doc)
+            if swapped is None:
                 self.report.declined["no_antonym"] += 1
                 out.append([])
                 continue
-            token, antonym = target
-            swapped = sentence[: token.idx] + antonym + sentence[token.idx + len(token.text):]
             result = self.negator.negate_doc(nlp(swapped))
             if not result.ok or result.denegated:
                 self.report.declined[f"negation_{result.rule}"] += 1

@@ -1,0 +1,97 @@
+"""What a negation means: from "X is A" (A a gradable adjective with a curated antonym B), the four sentences
+"X is A", "X is not A", "X is B" and "X is not B".
+
+"X is not A" means "X is B", not "X is not B". A model that learns negation as a feature ("contains *not*")
+rather than as meaning puts the two negated sentences together. :func:`negation_meaning_quadruples` makes
+the four sentences for the negation-meaning probe (:mod:`st_debias.evaluation.bias`) and for training rows
+("X is not A", "X is B", "X is not B") that teach the meaning (``data.mix`` source ``negation_meaning``).
+
+A is an unmodified adjective complement of the main verb (``is large``, ``remains stable``; not ``is very
+large`` or ``a large house``): the one position where negating the verb means the antonym. Every quadruple
+is checked: the affirmative forms hold no negation word, the negated forms exactly one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from st_debias.data.lexicon import SAFE_ANTONYMS
+from st_debias.data.negation.negator import Negator, antonym_swap, negation_count
+
+#: Bumped whenever the quadruples built from the same sentences change (caches keyed on it are rebuilt).
+NEGATION_MEANING_VERSION = 1
+
+_LINKING_VERBS = (
+    r"is|are|was|were|be|been|being|'s|’s|remains?|remained|seems?|seemed|becomes?|became|appears?|appeared"
+    r"|looks?|looked|stays?|stayed|proves?|proved|sounds?|sounded|feels?|felt|grows?|grew|turns?|turned"
+)
+#: A curated adjective right after a linking verb, or one word later: the only sentences worth parsing.
+LINKED_ADJECTIVE = re.compile(
+    rf"(?:\b|(?<=\w))(?:{_LINKING_VERBS})\s+(?:\w+\s+)?(?:{'|'.join(sorted(SAFE_ANTONYMS, key=len, reverse=True))})\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass
+class Quadruples:
+    """The quadruples built from a list of sentences, the index of each one's source sentence, and the
+    sentences declined by reason."""
+
+    affirmative: list[str] = field(default_factory=list)
+    negated: list[str] = field(default_factory=list)
+    antonym: list[str] = field(default_factory=list)
+    negated_antonym: list[str] = field(default_factory=list)
+    sources: list[int] = field(default_factory=list)
+    declined: Counter[str] = field(default_factory=Counter)
+
+    def __len__(self) -> int:
+        return len(self.affirmative)
+
+
+def negation_meaning_quadruples(sentences: Sequence[str], negator: Negator | None = None) -> Quadruples:
+    """("X is A", "X is not A", "X is B", "X is not B") for each sentence that allows it (module docstring).
+
+    Deterministic; duplicates of an earlier sentence are declined. Only sentences with no negation word and
+    a curated adjective after a linking verb (:data:`LINKED_ADJECTIVE`) are parsed.
+    """
+    out = Quadruples()
+    candidates: list[int] = []
+    for index, text in enumerate(sentences):
+        if negation_count(text):
+            out.declined["already_negated"] += 1
+        elif not LINKED_ADJECTIVE.search(text):
+            out.declined["no_curated_adjective_after_verb"] += 1
+        else:
+            candidates.append(index)
+    negator = negator or Negator()
+    nlp = negator.nlp
+    seen: set[str] = set()
+    docs = nlp.pipe((sentences[i].strip() for i in candidates), batch_size=negator.batch_size)
+    for index, doc in zip(candidates, docs):
+        built = _quadruple(doc, negator, nlp)
+        reason = "duplicate" if doc.text in seen else built if isinstance(built, str) else None
+        if reason:
+            out.declined[reason] += 1
+            continue
+        seen.add(doc.text)
+        for column, text in zip(("affirmative", "negated", "antonym", "negated_antonym"), built):
+            getattr(out, column).append(text)
+        out.sources.append(index)
+    return out
+
+
+def _quadruple(doc: Any, negator: Negator, nlp: Any) -> tuple[str, str, str, str] | str:
+    """The quadruple of one parsed sentence, or the reason it has none."""
+    swapped = antonym_swap(doc, predicate_only=True)
+    if swapped is None:
+        return "no_adjective_complement"
+    negated, negated_swap = negator.negate_doc(doc), negator.negate_doc(nlp(swapped))
+    if not (negated.ok and negated_swap.ok) or negated.denegated or negated_swap.denegated:
+        return "not_negatable"
+    if negation_count(swapped) or negation_count(negated.text) != 1 or negation_count(negated_swap.text) != 1:
+        return "polarity_check"
+    return doc.text, negated.text, swapped, negated_swap.text
