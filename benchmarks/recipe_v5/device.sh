@@ -59,6 +59,7 @@ case "${1:-}" in
     tar xJf "$STAGE/p2/cache.tar.xz" -C "$ROOT/cache"
     rm -rf "$ROOT/git.bare" && cp -r "$STAGE/p1/git.bare" "$ROOT/git.bare"
     environment
+    git config core.bare false && git read-tree HEAD  # an index, so that `git status` compares the tree
     python3 -c "from st_debias.provenance import stamp; print(stamp())"
     ;;
   select)
