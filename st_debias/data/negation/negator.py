@@ -162,13 +162,20 @@ class Negator:
     ) -> None:
         if already_negated not in ("denegate", "skip"):
             raise ValueError(f"already_negated must be 'denegate' or 'skip', got {already_negated!r}")
-        self.model = resolve_spacy_model(model)
+        self._model = model
         self.already_negated = already_negated
         self.batch_size = batch_size
         self.n_process = n_process
         self._nlp = nlp
         self.pos_tags = pos_tags
         self.rules: Counter[str] = Counter()
+
+    @property
+    def model(self) -> str:
+        """The spaCy model's name, resolved on first use (:func:`resolve_spacy_model`)."""
+        if self._model is None:
+            self._model = resolve_spacy_model(None)
+        return self._model
 
     @property
     def nlp(self):

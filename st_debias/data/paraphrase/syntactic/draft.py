@@ -12,8 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from spacy.tokens import Doc, Token
+if TYPE_CHECKING:  # spaCy is imported where a model is loaded, not for the type names
+    from spacy.tokens import Doc, Token
+
 
 NEW = -1
 """Index of an inserted word in :attr:`Draft.items`."""

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import re
-
-from spacy.tokens import Doc, Token
+from typing import TYPE_CHECKING
 
 from st_debias.data.lexicon import safe_antonym
 from st_debias.data.paraphrase.syntactic.draft import NEW, Draft
@@ -26,6 +25,9 @@ from st_debias.data.paraphrase.syntactic.parsed import (
     word_edit,
 )
 from st_debias.data.text import is_ascii_integer
+
+if TYPE_CHECKING:  # spaCy is imported where a model is loaded, not for the type names
+    from spacy.tokens import Doc, Token
 
 _SYN_TAGS = {
     "NN": "NOUN",

@@ -6,11 +6,12 @@ All lookups are cached; WordNet is loaded on first use from ``NLTK_DATA`` (no do
 from __future__ import annotations
 
 from functools import lru_cache
-
-from lemminflect import getInflection, getLemma
-from spacy.tokens import Token
+from typing import TYPE_CHECKING
 
 from st_debias.data.lexicon import wordnet, wordnet_available
+
+if TYPE_CHECKING:  # spaCy is imported where a model is loaded, not for the type names
+    from spacy.tokens import Token
 
 # Case of personal pronouns when a subject becomes a ``by`` agent / an object becomes the subject.
 SUBJECT_TO_OBJECT = {
@@ -39,6 +40,18 @@ _WN_POS = {"NOUN": "n", "VERB": "v", "ADJ": "a", "ADV": "r"}
 
 
 @lru_cache(maxsize=65536)
+def _lemmas(word: str, upos: str) -> tuple[str, ...]:
+    from lemminflect import getLemma  # imported on first use: the package imports without it
+
+    return getLemma(word, upos=upos)
+
+
+def _inflections(lemma: str, tag: str) -> tuple[str, ...]:
+    from lemminflect import getInflection
+
+    return getInflection(lemma, tag=tag)
+
+
 def lemma_of(word: str, tag: str) -> str:
     """Lemma of ``word`` (lower-cased) with Penn ``tag``, choosing the lemma that inflects back to it.
 
@@ -48,11 +61,11 @@ def lemma_of(word: str, tag: str) -> str:
     if tag not in _INFLECTION_TAGS:
         return word
     upos = _UPOS_OF_TAG[tag[:1]]
-    lemmas = getLemma(word, upos=upos)
+    lemmas = _lemmas(word, upos)
     if not lemmas:
         return word
     for lemma in lemmas:
-        if word in getInflection(lemma, tag=tag):
+        if word in _inflections(lemma, tag):
             return lemma
     return lemmas[0]
 
@@ -60,7 +73,7 @@ def lemma_of(word: str, tag: str) -> str:
 @lru_cache(maxsize=65536)
 def inflect(lemma: str, tag: str) -> str | None:
     """``lemma`` inflected for Penn ``tag`` (first form lemminflect gives), or None if unknown."""
-    forms = getInflection(lemma, tag=tag)
+    forms = _inflections(lemma, tag)
     return forms[0] if forms else None
 
 
@@ -86,11 +99,11 @@ def person_number(head: Token, text: str | None = None) -> str:
 def be_form(past: bool, agreement: str) -> str:
     """``be`` for a subject of the given agreement class (am/is/are, was/were)."""
     if past:
-        was, were = getInflection("be", tag="VBD")
+        was, were = _inflections("be", "VBD")
         return were if agreement == "pl" else was
     if agreement == "1sg":
-        return getInflection("be", tag="VBP")[0]  # am
-    return inflect("be", "VBZ") if agreement == "3sg" else getInflection("be", tag="VBP")[-1]  # is / are
+        return _inflections("be", "VBP")[0]  # am
+    return inflect("be", "VBZ") if agreement == "3sg" else _inflections("be", "VBP")[-1]  # is / are
 
 
 def finite_form(lemma: str, past: bool, agreement: str) -> str | None:

@@ -6,8 +6,7 @@ Movement stays in the main clause.
 from __future__ import annotations
 
 from collections.abc import Callable
-
-from spacy.tokens import Token
+from typing import TYPE_CHECKING
 
 from st_debias.data.paraphrase.syntactic.draft import NEW, Draft
 from st_debias.data.paraphrase.syntactic.morph import (
@@ -25,6 +24,9 @@ from st_debias.data.paraphrase.syntactic.parsed import (
     original_items,
     subtree_indices,
 )
+
+if TYPE_CHECKING:  # spaCy is imported where a model is loaded, not for the type names
+    from spacy.tokens import Token
 
 # Prepositions whose phrase is an adjunct whatever its object (safe to move to the front).
 _ADJUNCT_PREPS = frozenset(

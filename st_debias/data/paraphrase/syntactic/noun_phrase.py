@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from spacy.tokens import Token
+from typing import TYPE_CHECKING
 
 from st_debias.data.paraphrase.syntactic.draft import NEW, Draft
 from st_debias.data.paraphrase.syntactic.morph import (
@@ -22,6 +22,9 @@ from st_debias.data.paraphrase.syntactic.parsed import (
     subtree_indices,
     word_edit,
 )
+
+if TYPE_CHECKING:  # spaCy is imported where a model is loaded, not for the type names
+    from spacy.tokens import Token
 
 # Heads of "the N of X" that are partitive, appositive or naming, where "X's N" would change the meaning.
 _NO_GENITIVE_HEADS = frozenset(

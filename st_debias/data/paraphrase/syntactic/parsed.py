@@ -7,10 +7,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-
-from spacy.tokens import Doc, Token
+from typing import TYPE_CHECKING
 
 from st_debias.data.paraphrase.syntactic.draft import Draft, Surface, surface_of
+
+if TYPE_CHECKING:  # spaCy is imported where a model is loaded, not for the type names
+    from spacy.tokens import Doc, Token
 
 QUOTES = frozenset({'"', "“", "”", "``", "''", "„", "«", "»"})
 TERMINAL = frozenset({".", "!"})

@@ -5,7 +5,7 @@ Voice also changes inside a subordinate or coordinated clause that has its own s
 
 from __future__ import annotations
 
-from spacy.tokens import Doc, Token
+from typing import TYPE_CHECKING
 
 from st_debias.data.paraphrase.syntactic.draft import NEW, Draft
 from st_debias.data.paraphrase.syntactic.morph import (
@@ -28,6 +28,9 @@ from st_debias.data.paraphrase.syntactic.parsed import (
     replace_block,
     subtree_indices,
 )
+
+if TYPE_CHECKING:  # spaCy is imported where a model is loaded, not for the type names
+    from spacy.tokens import Doc, Token
 
 # Verbs without a natural passive, and verb+object idioms that must not be passivised.
 _VOICE_STOPLIST = frozenset(
