@@ -183,6 +183,8 @@ def write_table() -> Path:
             dropout = ", anchors without dropout" if loss.get("preservation_without_dropout") else ""
             what += f" preservation {loss['preservation_weight']}{dropout}"
         what += f"; {recipe['data']['options']}"
+        if recipe["data"].get("mix"):
+            what += f" mix {recipe['data']['mix']}"
         kept_start = sum((e.get("selection") or {}).get("kept") == "start" for e in entries)
         if kept_start:
             what += f" (no checkpoint beat the start model on STS-B dev in {kept_start} of {len(entries)} seeds: start kept)"

