@@ -35,7 +35,7 @@ case "${1:-}" in
     head -c 43800000 "$weights" > .gpu/p1/model.part00 && tail -c +43800001 "$weights" > .gpu/p2/model.part01
     (cd "$ST_DEBIAS_DATA" && tar cf - sts probes/cannot corpus/wiki_sentences.txt transfer nli manifest.json) \
       | xz -6 -T2 > .gpu/p1/data.tar.xz
-    git clone -q --bare --depth 1 "file://$PWD" .gpu/p1/git.bare
+    git clone -q --bare --depth 1 "file://$PWD" .gpu/p3/git.bare
     cache="${ST_DEBIAS_CACHE:-$HOME/.cache/st_debias}"
     (cd "$cache" && tar cf - probes "$@") | xz -6 -T2 > .gpu/p3/cache.tar.xz
     python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
@@ -58,7 +58,7 @@ case "${1:-}" in
     python3 -m pip install -q --no-index --no-deps --no-compile --target "$ROOT/site" "$STAGE"/p2/whl/*.whl
     tar xJf "$STAGE/p1/data.tar.xz" -C "$ROOT/data"
     tar xJf "$STAGE/p3/cache.tar.xz" -C "$ROOT/cache"
-    rm -rf "$ROOT/git.bare" && cp -r "$STAGE/p1/git.bare" "$ROOT/git.bare"
+    rm -rf "$ROOT/git.bare" && cp -r "$STAGE/p3/git.bare" "$ROOT/git.bare"
     environment
     git config core.bare false && git read-tree HEAD  # an index, so that `git status` compares the tree
     python3 -c "from st_debias.provenance import stamp; print(stamp())"
