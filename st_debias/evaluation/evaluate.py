@@ -237,7 +237,8 @@ def _describe(groups: Sequence[str], negations: Any | None, sts_tasks: Sequence[
     parts = [_sts_names(sts_tasks)]
     if negations is not None:
         parts.append(
-            f"the bias probes (Cont/Oppn, CANNOT negation {len(negations):,} pairs, word order, alignment/uniformity)"
+            f"the bias probes (Cont/Oppn, CANNOT negation {len(negations):,} pairs, negation meaning, word order, "
+            "alignment/uniformity)"
         )
     return " and ".join(parts)
 

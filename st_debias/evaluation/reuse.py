@@ -41,7 +41,7 @@ logger = logging.getLogger(__name__)
 
 #: Version of the metric code behind a results entry. Bump it when a score's computation changes, so that
 #: packaged and cached entries computed by the old code are no longer reused.
-EVALUATION_FORMAT = 2  # 2: the bias group adds the word-order probe and the Oppn sides
+EVALUATION_FORMAT = 3  # 2: the bias group adds the word-order probe and the Oppn sides; 3: the negation-meaning probe
 
 #: Task groups whose inputs are all local files (MTEB has its own data and result cache: never reused here).
 REUSABLE_GROUPS = frozenset({"sts", "bias"})
