@@ -34,6 +34,10 @@ def curves(folder: Path) -> tuple[dict[str, list[tuple[int, float]]], float | No
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("folder", type=Path)
+    parser.add_argument(
+        "--highlight", nargs="+", default=None, metavar="VARIANT",
+        help="variants drawn in colour and named in the legend; the others are drawn thin and grey (default: all)",
+    )
     args = parser.parse_args(argv)
     data, start = curves(args.folder)
     if not data:
@@ -43,10 +47,16 @@ def main(argv: list[str] | None = None) -> int:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, axis = plt.subplots(figsize=(9, 5.5))
+    figure, axis = plt.subplots(figsize=(10, 5.5))
+    shown = set(args.highlight) if args.highlight else {name.split(" (")[0] for name in data}
+    others = False
     for name, points in data.items():
         steps, scores = zip(*points, strict=True)
-        axis.plot(steps, scores, marker=".", label=name)
+        if name.split(" (")[0] in shown:
+            axis.plot(steps, scores, marker=".", linewidth=1.8, label=name, zorder=3)
+        else:
+            axis.plot(steps, scores, color="0.75", linewidth=0.8, zorder=1, label=None if others else "other variants")
+            others = True
     lines = [
         "| variant | checkpoints | best (step) | lowest | last | first step below the start |",
         "|---|---:|---:|---:|---:|---:|",
@@ -64,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     axis.set_ylabel("STS-B dev Spearman × 100 (32 tokens)")
     axis.set_title("Budget curves: STS-B dev at every checkpoint")
     axis.grid(alpha=0.3)
-    axis.legend(fontsize=8, loc="lower left")
+    axis.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     figure.tight_layout()
     figure.savefig(args.folder / "budget.png", dpi=110)
     header = f"Start model on STS-B dev at 32 tokens: {start:.2f}\n\n" if start is not None else ""
