@@ -141,7 +141,7 @@ def mix_rows(
     rows keep their order and come first; each source's rows are drawn in a seeded order, repeated when the
     source has fewer than asked for (the report counts the repeats); the whole is then shuffled with
     ``seed``. The report gains ``mix``: per source, its rows, what its reader kept and dropped, and the
-    repeats.
+    repeats. A source that gives no row (a corpus without an eligible sentence) is logged and skipped.
     """
     from datasets import concatenate_datasets
 
@@ -152,7 +152,10 @@ def mix_rows(
         count = round(share * total)
         triplets, described = mix_source_rows(source, data_dir=data_dir, sentences=sentences, cache_dir=cache_dir)
         if not triplets:
-            raise ValueError(f"No {source} row to mix in ({described}).")
+            # A small or unusual corpus can hold no eligible sentence: train on the built rows, and say so.
+            logger.warning("data.mix: the %s source gave no row (%s); its share goes to the built rows.", source, described)
+            details[source] = {"rows": 0, **described, "repeats": 0}
+            continue
         order = np.random.default_rng([seed, 17, number]).permutation(len(triplets))
         picks = [triplets[int(order[k % len(order)])] for k in range(count)]
         mixed_parts.append(Dataset.from_dict({name: [row[i] for row in picks] for i, name in enumerate(columns)}))

@@ -73,3 +73,13 @@ def test_negation_meaning_rows_reverse_the_negation_cue_and_are_cached(tmp_path,
                              sentences=sentences, cache_dir=tmp_path)
     assert report["mix"]["negation_meaning"]["rows"] == 40 and report["mix"]["nli"]["rows"] == 80
     assert report["rows_built_used"] == 280 and len(mixed) == 400
+
+
+def test_a_source_without_rows_is_reported_and_skipped(tmp_path, caplog):
+    """Forty sentences hold no "X is A" with a curated antonym: the recipe still trains, on its own rows."""
+    sentences = ["The cat sat on the mat."] * 40
+    with caplog.at_level("WARNING"):
+        rows, report = mix_rows(_rows(40), {}, {"negation_meaning": 0.2}, wanted=40, seed=0, sentences=sentences,
+                                cache_dir=tmp_path)
+    assert len(rows) == 40 and report["rows_built_used"] == 40 and report["mix"]["negation_meaning"]["rows"] == 0
+    assert "gave no row" in caplog.text
