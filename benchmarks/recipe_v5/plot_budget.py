@@ -3,8 +3,8 @@ each variant, against the start model's score, from the ``select_dev.py`` result
 
     python benchmarks/recipe_v5/plot_budget.py benchmarks/recipe_v5/results/dev-1000
 
-Writes ``budget.png`` and ``budget.md`` (per variant: the lowest and the last checkpoint score, the first
-step below the start model if any) into that folder.
+Writes ``budget.png``, ``budget.md`` (per variant: the lowest and the last checkpoint score, the first
+step below the start model if any) and the curves, stamped, as ``budget.json`` into that folder.
 """
 
 from __future__ import annotations
@@ -79,6 +79,9 @@ def main(argv: list[str] | None = None) -> int:
     figure.savefig(args.folder / "budget.png", dpi=110)
     header = f"Start model on STS-B dev at 32 tokens: {start:.2f}\n\n" if start is not None else ""
     (args.folder / "budget.md").write_text(header + "\n".join(lines) + "\n")
+    from st_debias.provenance import write_stamped_json
+
+    write_stamped_json(args.folder / "budget.json", {"start": start, "curves": data})
     print((args.folder / "budget.md").read_text())
     return 0
 

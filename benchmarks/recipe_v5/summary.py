@@ -1,10 +1,14 @@
 """One table of every v5 variant's dev scores at each budget (from ``results/dev-<steps>/``), with the lowest
-STS-B dev checkpoint of its run: ``python benchmarks/recipe_v5/summary.py`` writes ``results/summary.md``."""
+STS-B dev checkpoint of its run: ``python benchmarks/recipe_v5/summary.py`` writes ``results/summary.md`` and
+the same rows, stamped, as ``results/summary.json``."""
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
+
+from st_debias.provenance import write_stamped_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
 COLUMNS = {
@@ -19,9 +23,11 @@ def _cells(scores: dict) -> str:
     return " | ".join(f"{scores[k]:.2f}" if k.startswith("dev") else f"{scores[k]:.3f}" for k in COLUMNS)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    argparse.ArgumentParser(description=__doc__).parse_args(argv)
     folders = sorted(RESULTS.glob("dev-*"), key=lambda f: int(f.name.split("-")[1]))
     start = json.loads((folders[0] / "start.json").read_text())["scores"]
+    rows: list[dict] = []
     lines = [
         "| variant | steps | " + " | ".join(COLUMNS.values()) + " | lowest STS-B dev checkpoint (32 tokens) |",
         "|---|---:|" + "---:|" * (len(COLUMNS) + 1),
@@ -33,7 +39,10 @@ def main() -> int:
             curve = [100 * e[METRIC] for e in entry["log_history"] if METRIC in e]
             steps = folder.name.split("-")[1]
             lines.append(f"| {entry['variant']} | {steps} | {_cells(entry['scores'])} | {min(curve):.2f} |")
+            rows.append({"variant": entry["variant"], "steps": int(steps), "lowest_checkpoint": min(curve),
+                         **{k: entry["scores"][k] for k in COLUMNS}})
     (RESULTS / "summary.md").write_text("\n".join(lines) + "\n")
+    write_stamped_json(RESULTS / "summary.json", {"start": {k: start[k] for k in COLUMNS}, "runs": rows})
     print("\n".join(lines))
     return 0
 
