@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 BEST_METRIC = "eval_sts-dev_spearman_cosine"
 
+#: Corpus sentences read per wanted row, by data kind: builders that skip sentences need more than one each.
+CORPUS_OVERSAMPLE = {"negation": 3, "minimal_pairs": 2}
+
 
 @dataclass
 class TrainResult:
@@ -191,7 +194,7 @@ def train_recipe(
     # --batch-size is per process: under torchrun every step consumes batch_size rows on each process.
     rows_wanted = training.steps * training.batch_size * int(os.environ.get("WORLD_SIZE", "1"))
     # The negation builder skips sentences with no negation or no paraphrase: read more than the rows needed.
-    oversample = {"negation": 3, "minimal_pairs": 2}.get(recipe.data.kind, 1)
+    oversample = CORPUS_OVERSAMPLE.get(recipe.data.kind, 1)
     sentences = read_corpus(corpus, training.sentences or oversample * rows_wanted)
     if sts_tasks is None:
         sts_tasks = QUICK_STS_TASKS if quick_eval else STS_TASKS
