@@ -19,7 +19,8 @@ import sys
 from pathlib import Path
 
 from st_debias.evaluation import evaluate_model
-from st_debias.evaluation.reuse import evaluation_key, packaged_dir, stored_entry, write_json_atomic
+from st_debias.evaluation.reuse import evaluation_key, packaged_dir, stored_entry
+from st_debias.files import atomic_write_json
 from st_debias.paths import load_model
 
 TASKS = ("sts", "bias")
@@ -61,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     target = Path(args.output_dir) if args.output_dir else packaged_dir()
     path = target / f"{args.name}.json"
-    write_json_atomic(path, stored_entry(key, result, None))
+    atomic_write_json(path, stored_entry(key, result, None), indent=1)
     print(f"STS-7 avg {result['sts']['avg']:.2f}; wrote {path}")
     return 0
 

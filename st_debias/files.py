@@ -1,7 +1,10 @@
 """Crash-safe file writes and early output checks shared by every command.
 
 A write goes to a temporary name in the same folder and is renamed into place (``os.replace``), so an
-interrupted or failed write (a kill, a full disk) never leaves a truncated file under the final name.
+interrupted or failed write (a kill, a full disk) never leaves a truncated file under the final name. Every
+write of st_debias goes through this module: :func:`atomic_write_text` and :func:`atomic_write_json` for text,
+:func:`atomic_path` for what another library writes to a path (a plot, an array), :func:`staged_folder` for a
+whole folder (a dataset, a model).
 """
 
 from __future__ import annotations
@@ -14,25 +17,37 @@ import re
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
+    "atomic_path",
     "atomic_write_json",
     "atomic_write_text",
     "check_writable_folder",
     "no_space_error",
     "publish_folder",
     "remove_stale_staging",
+    "staged_folder",
 ]
 
-# A staging name that records its writer: ``.<entry>.<pid>.tmp`` (folders) or ``<key>.<pid>.tmp.npy`` (arrays).
-_STAGING_PID = re.compile(r"\.(\d+)\.tmp(\.npy)?$")
+# A staging name that records its writer: ``.<entry>.<pid>.tmp`` (folders) or ``.<stem>.<pid>.tmp.<suffix>``
+# (files written by another library, which reads the format from the suffix).
+_STAGING_PID = re.compile(r"\.(\d+)\.tmp(\.\w+)?$")
 STALE_AFTER_S = 3600
 """A staging entry of a dead writer is removed only once this old: a cache may be shared with other hosts,
 whose pids mean nothing here."""
+
+
+def _readable_mode() -> int:
+    """The mode a plain ``open`` would give a new file (``mkstemp`` makes 0600; a cache or package file is shared)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
@@ -45,6 +60,7 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
             file.write(text)
             file.flush()
             os.fsync(file.fileno())
+        os.chmod(temporary, _readable_mode())
         os.replace(temporary, path)
     except BaseException as error:
         Path(temporary).unlink(missing_ok=True)
@@ -56,8 +72,61 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
 
 
 def atomic_write_json(path: str | os.PathLike[str], data: Any, indent: int | None = 2) -> Path:
-    """:func:`atomic_write_text` of ``data`` as JSON (non-JSON values written with ``str``)."""
-    return atomic_write_text(path, json.dumps(data, indent=indent, default=str) + "\n")
+    """:func:`atomic_write_text` of ``data`` as UTF-8 JSON (non-JSON values written with ``str``)."""
+    return atomic_write_text(path, json.dumps(data, indent=indent, ensure_ascii=False, default=str) + "\n")
+
+
+@contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """A temporary path beside ``path`` (same suffix) for another library to write; renamed to ``path`` when the
+    block ends, removed when it raises.
+
+    Example:
+        >>> with atomic_path(folder / "plot.png") as temporary:  # doctest: +SKIP
+        ...     figure.savefig(temporary)
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
+    try:
+        yield temporary
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
+def staged_folder(target: str | os.PathLike[str], *, replace: bool = True) -> Iterator[Path]:
+    """A staging folder path beside ``target`` (``.<name>.<pid>.tmp``, not yet created) to write a whole folder
+    into; when the block ends it is renamed to ``target``, and when it raises it is removed.
+
+    Args:
+        target: the folder to publish.
+        replace: replace an existing ``target`` (a saved model, a dataset); with False the first writer wins and
+            a later one discards its copy (:func:`publish_folder`: a cache entry another process may be reading).
+
+    Example:
+        >>> with staged_folder(output / "dataset") as staging:  # doctest: +SKIP
+        ...     rows.save_to_disk(str(staging))
+    """
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_staging(target.parent)
+    staging = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        yield staging
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    if replace and target.exists():
+        retired = target.with_name(f".{target.name}.old.{os.getpid()}.tmp")
+        os.replace(target, retired)
+        os.replace(staging, target)
+        shutil.rmtree(retired, ignore_errors=True)
+    else:
+        publish_folder(staging, target)
 
 
 def publish_folder(staging: Path, target: Path) -> bool:

@@ -24,6 +24,7 @@ from typing import Any
 
 DATA_ENV = "ST_DEBIAS_DATA"
 OFFLINE_ENV = "ST_DEBIAS_OFFLINE"
+CACHE_ENV = "ST_DEBIAS_CACHE"
 DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 _DEFAULT_MODEL_ALIASES = {"default", "all-MiniLM-L6-v2", DEFAULT_MODEL_NAME}
 
@@ -79,6 +80,13 @@ def portable_path(path: str | os.PathLike[str]) -> str:
         except ValueError:
             pass
     return text
+
+
+def cache_root(cache_dir: str | os.PathLike[str] | None = None) -> Path:
+    """The cache folder of rows, embeddings and evaluations: ``cache_dir``, else ``$ST_DEBIAS_CACHE``, else
+    ``~/.cache/st_debias`` (created on demand by what writes there)."""
+    chosen = cache_dir or os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "st_debias"
+    return Path(chosen).expanduser()
 
 
 def data_dir(path: str | os.PathLike[str] | None = None) -> Path:

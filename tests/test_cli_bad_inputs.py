@@ -92,6 +92,10 @@ CASES = {
         lambda i: _train(i, "--corpus", str(i.file("blank.txt", "\n  \n\n"))),
         lambda i: [f"Corpus {i.root / 'blank.txt'} has no non-empty sentence"],
     ),
+    "train-unknown-sts-task": Case(
+        lambda i: _train(i, "--sts-tasks", "STSBenchmark,STS99"),
+        lambda i: ["--sts-tasks 'STSBenchmark,STS99': choose from STS12"],
+    ),
     "train-steps-zero": Case(
         lambda i: _train(i, "--steps", "0"), lambda i: ["training.steps must be > 0, got 0"]
     ),
@@ -333,8 +337,40 @@ def test_build_help_groups_the_options_of_each_kind(capsys) -> None:
         main(["build", "--help"])
     text = capsys.readouterr().out
     shared, ipw, negation = text.split("\noptions:")[1].split("\nipw only:")[0], *text.split("\nipw only:")[1].split(
-        "\nnegation only:"
+        "\nnegation and minimal_pairs only:"
     )
     for flag in ("--pool-size", "--lambda-n", "--shard", "--model", "--cache-dir"):
         assert f"  {flag} " in ipw and flag not in shared + negation, flag
     assert "--spacy-model" in negation and "--spacy-model" not in shared + ipw
+    assert "--option KEY=VALUE" in shared
+
+
+def test_build_makes_every_data_kind(capsys) -> None:
+    """`st-debias build` could not build the flagship recipe's minimal pairs: every registered kind is a choice."""
+    from st_debias.data.kinds import DATA_KINDS
+
+    with pytest.raises(SystemExit):
+        main(["build", "--help"])
+    text = capsys.readouterr().out
+    assert "{" + ",".join([*DATA_KINDS, "merge"]) + "}" in text
+    for name, kind in DATA_KINDS.items():
+        assert f"{name}: {kind.description}" in " ".join(text.split()), name
+
+
+@pytest.mark.parametrize(
+    ("kind", "extra", "message"),
+    [
+        ("simcse", ["--option", "shares=1"], "data kind 'simcse' takes no options"),
+        ("minimal_pairs", ["--option", "nope=1"], "--option ['nope'] are not options of the minimal_pairs builder"),
+        ("minimal_pairs", ["--option", "shares={swap: -1}"], "--option: shares: unknown families"),
+        ("minimal_pairs", ["--option", "on_missing_positive"], "expected KEY=VALUE"),
+        ("minimal_pairs", ["--generator", "edits"], "--generator not read by minimal_pairs"),
+    ],
+)
+def test_build_refuses_a_bad_option_before_any_work(tmp_path, capsys, kind, extra, message) -> None:
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("A man plays a guitar.\n", encoding="utf-8")
+    code = main(["build", kind, "--input", str(corpus), "--output", str(tmp_path / "out"), *extra])
+    assert code == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 import st_debias.losses
+from tests.test_docs_code import _table_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -47,6 +48,13 @@ BUILDER_PAGES = {
 # Built so that this file does not match its own patterns.
 DEVELOPER_SPEC = re.compile("METHODS" + r"(?:\.md|\s*§)")
 MACHINE_PATH = re.compile(r"(?<![\w.~-])/(?:" + "work|root" + r")/")
+#: In a recorded result, also the home and temporary folders of the machine that made it.
+RESULT_MACHINE_PATH = re.compile(r"(?<![\w.~-])/(?:" + "work|root|home|tmp" + r")/")
+RESULT_SUFFIXES = {".json", ".jsonl", ".md", ".csv", ".log", ".txt"}
+# "issue 12", "Issues 11, 12", "(#12)"; not "#1 String", "#1f77b4", "page.md#12-title" nor a Markdown heading.
+ISSUE_REFERENCE = re.compile("[Ii]" + r"ssues?\s+#?\d+\b|(?:^|(?<=[\s(\[,;]))#\d{1,5}\b(?![\w-])", flags=re.M)
+# A day of development ("a regression since 2026-11-22"); dates inside `code` (file names) are not prose.
+DEVELOPMENT_DATE = re.compile(r"\b20\d\d-[01]\d-[0-3]\d\b")
 
 
 def _public_losses() -> list[str]:
@@ -105,6 +113,17 @@ def _is_recorded_output(relative: Path) -> bool:
     return relative.parts[0] == "benchmarks" and "results" in relative.parts
 
 
+def _text(path: Path) -> str | None:
+    """A file's text, or None for a binary file."""
+    data = path.read_bytes()
+    if b"\0" in data[:8192]:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
 def test_no_reference_to_developer_spec_or_machine_paths():
     """Failure guarded: a committed text file points users at the developers' spec (which users do not
     have) or at an absolute path of the development machine instead of a repo path or an env var."""
@@ -113,17 +132,28 @@ def test_no_reference_to_developer_spec_or_machine_paths():
         relative = path.relative_to(ROOT)
         if _is_recorded_output(relative):
             continue
-        data = path.read_bytes()
-        if b"\0" in data[:8192]:
+        text = _text(path)
+        if text is None:
             continue  # binary (plots)
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            continue
         for number, line in enumerate(text.splitlines(), 1):
             if DEVELOPER_SPEC.search(line) or MACHINE_PATH.search(line):
                 offenders.append(f"{relative}:{number}: {line.strip()[:120]}")
     assert not offenders, "Point to docs/ or use a relative path / env var instead:\n" + "\n".join(offenders)
+
+
+def test_result_files_name_no_machine_paths():
+    """Failure guarded: a committed benchmark result records an absolute path of the machine that made it (a
+    checkout, a home or a temporary folder) instead of a path relative to the repository."""
+    offenders = []
+    for path in _committed_files():
+        relative = path.relative_to(ROOT)
+        if not _is_recorded_output(relative) or path.suffix not in RESULT_SUFFIXES:
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+            match = RESULT_MACHINE_PATH.search(line)
+            if match:
+                offenders.append(f"{relative}:{number}: …{line[max(0, match.start() - 40) : match.end() + 40]}…")
+    assert not offenders, "Write paths relative to the repository (e.g. outputs/...):\n" + "\n".join(offenders)
 
 
 def test_the_path_checks_catch_what_they_guard():
@@ -134,6 +164,71 @@ def test_the_path_checks_catch_what_they_guard():
     assert MACHINE_PATH.search("export ST_DEBIAS_DATA=/" + "work/shared/data")
     assert MACHINE_PATH.search("cache in /" + "root/.cache")
     assert not MACHINE_PATH.search("docs/work/page.md") and not MACHINE_PATH.search("$PWD/../shared/data")
+    assert RESULT_MACHINE_PATH.search('"model": "/' + 'tmp/old/model"') and RESULT_MACHINE_PATH.search("/" + "home/u/x")
+    assert not RESULT_MACHINE_PATH.search('"model": "outputs/compare/simcse-seed42/model"')
+    assert not RESULT_MACHINE_PATH.search("$TMPDIR/old/model") and not RESULT_MACHINE_PATH.search("data/tmp/x")
+
+
+def test_no_issue_numbers_or_development_dates_in_shipped_files_and_docs():
+    """Failure guarded: a shipped file or a docs page tells the project's history ("issue 13", "(#12)",
+    "a regression since 2026-11-22") instead of what a user needs; that belongs to the commit log."""
+    shipped = [path for path in sorted((ROOT / "st_debias").rglob("*")) if path.is_file()]
+    pages = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+    offenders = []
+    for path in shipped + pages:
+        text = _text(path)
+        if text is None:
+            continue
+        for number, line in enumerate(text.splitlines(), 1):
+            prose = re.sub(r"`[^`]*`", "", line) if path in pages else ""
+            if ISSUE_REFERENCE.search(line) or DEVELOPMENT_DATE.search(prose):
+                offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()[:120]}")
+    assert not offenders, "Say what it means for the user, without issue numbers or dates:\n" + "\n".join(offenders)
+
+
+def test_the_history_checks_catch_what_they_guard():
+    """Failure guarded: the patterns above silently stop matching, or flag what is not an issue reference."""
+    for text in ["fixed in " + "issue 13", "Issue" + "s 11, 12", "(" + "#12)", "see " + "#7."]:
+        assert ISSUE_REFERENCE.search(text), text
+    for text in ['row["#1 String"]', "color: #1f77b4", "# 1. Heading", "## Recipes", "page.md#12-title", "a&#8212;b"]:
+        assert not ISSUE_REFERENCE.search(text), text
+    assert DEVELOPMENT_DATE.search("since " + "2026-11-22") and not DEVELOPMENT_DATE.search("(Hou & Li, 2023)")
+
+
+def test_shipped_recipes_open_with_a_short_description_and_no_history():
+    """Failure guarded: a recipe YAML grows a changelog in its comments; it opens with at most two comment
+    lines saying what the recipe is, and its history lives in docs/recipes.md ("Changes between versions")."""
+    from st_debias.recipes.config import recipe_dir
+
+    files = sorted(recipe_dir().glob("*.yaml"))
+    assert files, "no packaged recipe found"
+    for path in files:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        header = []
+        for line in lines:
+            if not line.startswith("#"):
+                break
+            header.append(line)
+        assert 1 <= len(header) <= 2, f"{path.name}: open with a description of one or two comment lines"
+        later = [line for line in lines[len(header) :] if line.lstrip().startswith("#")]
+        assert not later, f"{path.name}: comments after the description: {later}"
+        assert not re.search(r"\b(?:v\d+|[Vv]ersions? \d+)\b", " ".join(header)), f"{path.name}: history in the header"
+    assert "### Changes between versions" in (DOCS / "recipes.md").read_text(encoding="utf-8")
+
+
+def test_method_table_lists_every_builder_and_loss():
+    """Failure guarded: docs/index.md's table of methods left out MinimalPairBuilder (and
+    SimilarityPreservation), so the home page hid st_debias's own methods."""
+    import st_debias.data
+
+    rows = _table_rows((DOCS / "index.md").read_text(encoding="utf-8"), "Why")
+    listed = set(re.findall(r"`(\w+)`", " ".join(cells[-1] for cells in rows)))
+    builders = {
+        name for name in st_debias.data.__all__ if name.endswith("Builder") and isinstance(getattr(st_debias.data, name), type)
+    }
+    assert len(builders) >= 3, "found too few builders: the discovery above is broken"
+    missing = sorted((builders | set(_public_losses())) - listed)
+    assert not missing, f"missing from the method table of docs/index.md: {missing}"
 
 
 @pytest.mark.parametrize("name", _public_losses())

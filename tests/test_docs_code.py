@@ -1,13 +1,17 @@
-"""Docs that cannot disagree with the code: the README's Python example runs as written, and docs/cli.md
-lists exactly the options of the argparse parsers."""
+"""Docs that cannot disagree with the code: the README's Python example runs as written, docs/cli.md
+lists exactly the options of the argparse parsers, and every Python name the README's module table and the
+docs pages give imports."""
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import inspect
 import os
 import re
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -60,8 +64,136 @@ def test_cli_page_lists_exactly_the_parsers_options(command: str) -> None:
     assert sorted(documented - options) == [], f"st-debias {command}: docs/cli.md names options the parser lacks"
 
 
+def _directives(path: Path) -> set[str]:
+    """The objects a page renders with mkdocstrings (``::: dotted.name`` lines)."""
+    return set(re.findall(r"^::: ([\w.]+)$", path.read_text(encoding="utf-8"), flags=re.M))
+
+
 def _api_entries(page: str) -> set[str]:
-    return set(re.findall(r"^::: ([\w.]+)$", (ROOT / "docs" / "api" / page).read_text(encoding="utf-8"), flags=re.M))
+    return _directives(ROOT / "docs" / "api" / page)
+
+
+def _resolve(dotted: str) -> object:
+    """Import ``dotted`` as a module, or as attributes of its longest importable prefix (``pkg.mod.Class``).
+
+    A class or function must be defined in that module or below it (a package exporting its submodules'
+    names): one that only answers there through a moved-name shim is reported where it lives now, since
+    mkdocstrings cannot render it at the old path.
+    """
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        module_name = ".".join(parts[:cut])
+        try:
+            value = importlib.import_module(module_name)
+        except ModuleNotFoundError:
+            continue
+        for index, name in enumerate(parts[cut:]):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                value = getattr(value, name)
+            home = getattr(value, "__module__", None)
+            defined_here = home == module_name or str(home).startswith(module_name + ".")
+            if index == 0 and (inspect.isclass(value) or inspect.isfunction(value)) and not defined_here:
+                raise AttributeError(f"{dotted} lives in {home}")
+        return value
+    raise ModuleNotFoundError(dotted)
+
+
+def _table_rows(text: str, heading: str) -> list[list[str]]:
+    """The cells of each body row of the first table under ``heading`` (a Markdown heading line)."""
+    section = re.search(rf"^#+ {re.escape(heading)}\n(.*?)(?=^#+ |\Z)", text, flags=re.S | re.M)
+    assert section, f"no section {heading!r}"
+    lines = [line for line in section.group(1).splitlines() if line.startswith("|")]
+    assert len(lines) > 2, f"section {heading!r} has no table"
+    return [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in lines[2:]]
+
+
+#: The tables that map each ``st_debias`` module to what it holds: (file, heading).
+MODULE_TABLES = [("README.md", "What is inside"), ("docs/index.md", "Layout of the package")]
+_IDENTIFIER = re.compile(r"([A-Za-z_]\w*)(?:\(.*\))?")
+
+
+def _module_table_names() -> list[tuple[str, str, str]]:
+    """(where, module, name) for every backticked Python name in a module row of the module tables."""
+    found = []
+    for file, heading in MODULE_TABLES:
+        for cells in _table_rows((ROOT / file).read_text(encoding="utf-8"), heading):
+            module = re.fullmatch(r"`(st_debias(?:\.\w+)*)`", cells[0])
+            if module:
+                found += [(f"{file}: {module.group(1)}", module.group(1), name) for name in re.findall(r"`([^`]+)`", cells[1])]
+    return found
+
+
+def _is_named_in(module_name: str, token: str) -> bool:
+    """Whether ``token`` (a name in ``module_name``'s row) is what the row says: a dotted ``st_debias.`` path
+    that imports, or a bare name that is an attribute of the module, a method, attribute or constructor
+    argument of a class it exports, or a packaged recipe."""
+    from st_debias.recipes.config import available_recipes
+
+    if token.startswith("st_debias."):
+        _resolve(token.split("(", 1)[0])
+        return True
+    match = _IDENTIFIER.fullmatch(token)
+    if not match:
+        return True  # not a Python name: a file name, a command line, a keyword argument
+    name = match.group(1)
+    module = importlib.import_module(module_name)
+    if hasattr(module, name) or name in available_recipes():
+        return True
+    classes = [getattr(module, n) for n in getattr(module, "__all__", [])]
+    return any(
+        hasattr(cls, name) or name in inspect.signature(cls).parameters for cls in classes if isinstance(cls, type)
+    )
+
+
+def test_module_tables_name_only_what_imports() -> None:
+    """The README's module table named st_debias.data.attach_guide_embeddings and
+    st_debias.recipes.GradientShareCallback, and st_debias.core's all_gather: none of them imports."""
+    names = _module_table_names()
+    assert len({where for where, _, _ in names}) >= 5, "the module tables were not found: the parsing is broken"
+    wrong = []
+    for where, module, token in names:
+        try:
+            if not _is_named_in(module, token):
+                wrong.append(f"{where}: `{token}`")
+        except (ImportError, AttributeError) as error:
+            wrong.append(f"{where}: `{token}` ({error})")
+    assert not wrong, "named in a module table but not importable from there:\n" + "\n".join(wrong)
+
+
+def _docs_dotted_names() -> list[tuple[str, str]]:
+    """(page, name) for every mkdocstrings directive and backticked ``st_debias.`` name in docs/ and the README."""
+    found = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        where = str(page.relative_to(ROOT))
+        found += [(where, name) for name in sorted(_directives(page))]
+        text = page.read_text(encoding="utf-8")
+        found += [(where, name) for name in sorted(set(re.findall(r"`(st_debias(?:\.\w+)+)(?:\([^`]*\))?`", text)))]
+    return found
+
+
+def test_every_dotted_name_in_the_docs_imports() -> None:
+    """A page that names a moved or renamed object (``st_debias.x.y``) fails here, not in a user's import."""
+    names = _docs_dotted_names()
+    assert len(names) > 50, "found too few names: the patterns above are broken"
+    wrong = []
+    for where, name in names:
+        try:
+            _resolve(name)
+        except (ImportError, AttributeError) as error:
+            wrong.append(f"{where}: {name} ({error})")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_module_tables_list_every_loss() -> None:
+    """docs/index.md gave "the five losses" while st_debias.losses exported eleven: each module table's
+    losses row names every exported loss instead of a count."""
+    import st_debias.losses
+
+    for file, heading in MODULE_TABLES:
+        rows = {cells[0]: cells[1] for cells in _table_rows((ROOT / file).read_text(encoding="utf-8"), heading)}
+        named = set(re.findall(r"`([A-Za-z_]\w*)", rows["`st_debias.losses`"]))
+        assert set(st_debias.losses.__all__) - named == set(), f"{file}: losses missing from the module table"
 
 
 def test_api_reference_is_generated_for_every_public_name() -> None:
@@ -136,3 +268,29 @@ def test_builder_pages_name_the_default_paraphraser() -> None:
     assert f"`[{default}]`" in row
     paraphrase = (ROOT / "docs" / "builders" / "paraphrase.md").read_text(encoding="utf-8")
     assert "is the default of `OssCSEBuilder`" not in paraphrase and f"its default is `{default}`" in paraphrase
+
+
+_NUMBER_WORDS = "zero one two three four five six seven eight nine ten eleven twelve".split()
+_STATED_COUNT = re.compile(
+    r"\b(?:the|all|its|st_debias's)\s+(\d+|" + "|".join(_NUMBER_WORDS) + r")\s+(?:packaged\s+)?(losses|recipes)\b",
+    flags=re.I,
+)
+
+
+def test_stated_counts_of_losses_and_recipes_come_from_the_code() -> None:
+    """docs/index.md said "the five losses" long after more were exported: a count the docs state must be
+    the code's (all exported losses, or the uncached ones; the packaged recipes)."""
+    import st_debias.losses
+    from st_debias.recipes.config import available_recipes
+
+    losses = st_debias.losses.__all__
+    allowed = {"losses": {len(losses), len([n for n in losses if not n.startswith("Cached")])}, "recipes": {len(available_recipes())}}
+    assert _STATED_COUNT.search("the five losses") and _STATED_COUNT.search("all 6 packaged recipes")
+    wrong = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        for match in _STATED_COUNT.finditer(page.read_text(encoding="utf-8")):
+            number, what = match.group(1).lower(), match.group(2).lower()
+            count = int(number) if number.isdigit() else _NUMBER_WORDS.index(number)
+            if count not in allowed[what]:
+                wrong.append(f"{page.relative_to(ROOT)}: {match.group(0)!r} (the code has {sorted(allowed[what])})")
+    assert not wrong, "\n".join(wrong)

@@ -6,8 +6,8 @@ Ratio = (encode + neighbours + sampling) / encode. Peak memory is the process's 
 
 A figure counts only from one uninterrupted run on a quiet machine: the result records
 ``"uninterrupted": false`` when shards were resumed from an earlier run's progress file, and the script
-exits 3 without writing when the machine was loaded (:class:`st_debias.provenance.LoadWatch`). Run it with a
-fresh cache folder::
+exits 3 without writing when the machine was loaded (:class:`benchmarks.harness.provenance.LoadWatch`). Run it
+with a fresh cache folder::
 
     ST_DEBIAS_CACHE=$(mktemp -d) python benchmarks/builders/bench_ipw_full.py --shards 20 \
         --out benchmarks/builders/results/ipw_full_corpus_quiet.json
@@ -19,16 +19,18 @@ import argparse
 import json
 import os
 import platform
+import sys
 import time
 from pathlib import Path
 
 import torch
 
-from st_debias.data.io.corpus import clean_sentences, read_sentences
-from st_debias.data.io.embeddings import encode_shard, merge_shards
-from st_debias.data.ipw.builder import sample_negatives
-from st_debias.paths import load_model
-from st_debias.provenance import LoadWatch, wait_for_idle, write_stamped_json
+sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
+from benchmarks.harness.provenance import LoadWatch, wait_for_idle, write_stamped_json  # noqa: E402
+from st_debias.data.io.corpus import clean_sentences, read_sentences  # noqa: E402
+from st_debias.data.io.embeddings import encode_shard, merge_shards  # noqa: E402
+from st_debias.data.ipw.builder import sample_negatives  # noqa: E402
+from st_debias.paths import load_model  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -6,6 +6,9 @@ Usage (from the repository root; writes benchmarks/cached/results/cached.{json,m
 
     python benchmarks/cached/bench_cached.py --tiny --output outputs/cached_tiny.json   # smoke test, seconds
 
+``--tiny`` keeps 2 of the packaged model's 6 layers and small batches: a smoke test of the script, not a
+measurement.
+
 Every (loss, batch size) setting runs in its own fresh Python process, one after the other, so that no
 allocation of one setting is counted in another's peak. Inside that process: load the model, build one
 batch of (anchor, positive) rows of exactly ``--max-seq-length`` tokens each (consecutive Wikipedia
@@ -27,7 +30,8 @@ heap, which warm-up has already grown to what a step reuses. Without ``clear_ref
 ``ru_maxrss`` minus the RSS before warm-up and records ``memory_method`` accordingly.
 
 Step time: the median of the timed steps. The settings run sequentially, not interleaved, so run this on an
-otherwise idle machine; ``uptime`` is recorded before and after the whole run.
+otherwise idle machine; the load average is recorded before and after the whole run, and the result file is
+stamped with the commit and package versions (:func:`benchmarks.harness.provenance.stamp`).
 """
 
 from __future__ import annotations
@@ -40,13 +44,16 @@ import resource
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
+from benchmarks.harness.provenance import command_line, stamp, uptime, write_stamped_json  # noqa: E402
+from st_debias.files import atomic_write_text  # noqa: E402
+
 RESULTS = Path(__file__).resolve().parent / "results"
 BASELINE = "CachedMultipleNegativesRankingLoss"
+TINY_LAYERS = 2
 CASES = (BASELINE, "CachedFocalInfoNCE", "CachedDebiasInfoNCE", "CachedInstanceWeightedMNRL", "FocalInfoNCE")
 # glibc: serve every block >= 128 KiB by its own mapping, returned to the kernel on free (see the docstring).
 WORKER_ENV = {**os.environ, "MALLOC_MMAP_THRESHOLD_": "131072", "MALLOC_TRIM_THRESHOLD_": "131072"}
@@ -116,16 +123,14 @@ def _build_loss(case: str, model, mini_batch_size: int):
 
 
 def _load_model(args: argparse.Namespace):
-    if args.tiny:
-        sys.path.insert(0, str(REPO))
-        from tests.conftest import build_tiny_model_dir, load_tiny_model
-
-        model_dir = Path(tempfile.mkdtemp(prefix="bench-cached-tiny-"))
-        return load_tiny_model(build_tiny_model_dir(model_dir), max_seq_length=args.max_seq_length)
     from st_debias.paths import load_model
 
     model = load_model(args.model, device="cpu")  # None: the packaged all-MiniLM-L6-v2
     model.max_seq_length = args.max_seq_length
+    if args.tiny:  # a smoke test: the first TINY_LAYERS transformer layers only
+        transformer = model[0].auto_model
+        transformer.encoder.layer = transformer.encoder.layer[:TINY_LAYERS]
+        transformer.config.num_hidden_layers = TINY_LAYERS
     return model
 
 
@@ -196,32 +201,7 @@ def run_setting(args: argparse.Namespace) -> dict:
 
 
 # -- the driver ----------------------------------------------------------------------------------------
-def _command_output(command: list[str]) -> str:
-    return subprocess.run(command, capture_output=True, text=True, check=False, cwd=REPO).stdout.strip()
-
-
-def _versions() -> dict[str, str]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = {}
-    for package in ("st-debias", "sentence-transformers", "torch", "transformers"):
-        try:
-            out[package] = version(package)
-        except PackageNotFoundError:
-            out[package] = "not installed"
-    return out
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(
-        "w", dir=path.parent, delete=False, encoding="utf-8", suffix=".tmp"
-    ) as handle:
-        handle.write(text)
-    os.replace(handle.name, path)
-
-
-def _markdown(result: dict) -> str:
+def _markdown(result: dict, provenance: dict) -> str:
     lines = [
         "| loss | batch | peak step memory (MiB) | × CachedMNRL | median step (s) | × CachedMNRL | note |",
         "|---|---:|---:|---:|---:|---:|---|",
@@ -233,16 +213,18 @@ def _markdown(result: dict) -> str:
             f"| {row['case']} | {row['batch_size']} | {row['peak_step_mib']:.0f} | {memory_ratio} | "
             f"{row['median_step_s']:.2f} | {time_ratio} | {NOTES.get(row['case'], '')} |"
         )
-    label = " (TINY RANDOM MODEL: smoke test, not a measurement)" if result["tiny"] else ""
+    label = " (TINY MODEL: smoke test, not a measurement)" if result["tiny"] else ""
     return (
         f"# Cached losses: peak memory and step time{label}\n\n"
-        f"`{result['command']}` at commit `{result['git_commit']}`, mini_batch_size {result['mini_batch_size']}, "
+        f"`{result['command']}` at commit `{provenance['commit']}`"
+        f"{' (uncommitted changes)' if provenance['dirty'] else ''}, "
+        f"mini_batch_size {result['mini_batch_size']}, "
         f"{result['max_seq_length']} tokens per row, (anchor, positive) pairs, median of {result['steps']} steps "
         f"after {result['warmup']} warm-up, model `{result['model']}`.\n\n"
         f"Peak step memory = peak RSS during the timed steps minus RSS before them (see the script docstring).\n\n"
         + "\n".join(lines)
-        + f"\n\nVersions: {result['versions']}. `uptime` before: `{result['uptime_before']}`; "
-        f"after: `{result['uptime_after']}`.\n"
+        + f"\n\nVersions: {provenance['packages']}. Load average before: {result['uptime_before']['loadavg']}; "
+        f"after: {result['uptime_after']['loadavg']}.\n"
     )
 
 
@@ -263,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--model", default=None, help="default: the packaged all-MiniLM-L6-v2")
     parser.add_argument(
-        "--tiny", action="store_true", help="the tests' tiny random BERT: a smoke test of the script"
+        "--tiny", action="store_true", help=f"the packaged model cut to {TINY_LAYERS} layers: a smoke test"
     )
     parser.add_argument("--output", default=str(RESULTS / "cached.json"))
     # Internal: run one setting and print its JSON.
@@ -277,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(run_setting(args)))
         return 0
 
-    uptime_before = _command_output(["uptime"])
+    uptime_before = uptime()
     rows = []
     for batch in args.batch_sizes:
         for case in args.cases:
@@ -310,7 +292,8 @@ def main(argv: list[str] | None = None) -> int:
                     f"bench_cached: setting {case} batch {batch} failed (exit {finished.returncode})"
                 )
             rows.append(json.loads(finished.stdout.strip().splitlines()[-1]))
-    uptime_after = _command_output(["uptime"])
+    uptime_after = uptime()
+    provenance = stamp()
 
     baselines = {row["batch_size"]: row for row in rows if row["case"] == BASELINE}
     for row in rows:
@@ -319,16 +302,11 @@ def main(argv: list[str] | None = None) -> int:
             row["peak_step_mib"] / base["peak_step_mib"] if base and base["peak_step_mib"] > 0 else None
         )
         row["time_ratio"] = row["median_step_s"] / base["median_step_s"] if base else None
-    dirty = bool(_command_output(["git", "status", "--porcelain", "--untracked-files=no"]))
     result = {
-        "command": "python benchmarks/cached/bench_cached.py "
-        + " ".join(argv if argv is not None else sys.argv[1:]),
+        "command": command_line(__file__, argv),
         "tiny": args.tiny,
-        "model": "tiny random BERT (tests/conftest.py)"
-        if args.tiny
-        else (args.model or "packaged all-MiniLM-L6-v2"),
-        "git_commit": _command_output(["git", "rev-parse", "HEAD"]) + (" (dirty)" if dirty else ""),
-        "versions": _versions(),
+        "model": (args.model or "packaged all-MiniLM-L6-v2")
+        + (f", first {TINY_LAYERS} layers" if args.tiny else ""),
         "mini_batch_size": args.mini_batch_size,
         "max_seq_length": args.max_seq_length,
         "steps": args.steps,
@@ -338,10 +316,9 @@ def main(argv: list[str] | None = None) -> int:
         "uptime_after": uptime_after,
         "rows": rows,
     }
-    output = Path(args.output)
-    _write_atomically(output, json.dumps(result, indent=1) + "\n")
-    markdown = _markdown(result)
-    _write_atomically(output.with_suffix(".md"), markdown)
+    output = write_stamped_json(args.output, result, provenance, indent=1)
+    markdown = _markdown(result, provenance)
+    atomic_write_text(output.with_suffix(".md"), markdown)
     print(markdown)
     return 0
 

@@ -1,7 +1,7 @@
 """Training-pair statistics (DebCSE Tables 1 and 4, lexical overlap) for the shared data's pair sets.
 
-Writes ``results/pair_stats.json`` (or ``--out``), stamped with :func:`st_debias.provenance.stamp`. No model
-is needed for lexical overlap (guide cosine is left out here; ``st-debias eval MODEL --tasks bias --pairs
+Writes ``results/pair_stats.json`` (or ``--out``), stamped with :func:`benchmarks.harness.provenance.stamp`. No
+model is needed for lexical overlap (guide cosine is left out here; ``st-debias eval MODEL --tasks bias --pairs
 FILE`` adds it with MODEL as the guide).
 
     export ST_DEBIAS_DATA=$PWD/../shared/data
@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
-from st_debias.evaluation import load_pair_rows, training_pair_statistics
-from st_debias.paths import data_file
-from st_debias.provenance import write_stamped_json
+sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
+from benchmarks.harness.provenance import write_stamped_json  # noqa: E402
+from st_debias.evaluation import load_pair_rows, training_pair_statistics  # noqa: E402
+from st_debias.paths import data_file  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

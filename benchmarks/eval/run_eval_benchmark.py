@@ -1,7 +1,10 @@
-"""Time STS-7 + bias probes for one model and check the docs/evaluation.md figures.
+"""Time STS-7 + bias probes for one model and check the start model's reference figures.
 
-Writes ``results/<name>.json`` (the evaluate_model entry plus wall time, machine load before and
-after, and the check against the expected figures) and ``results/<name>_report/`` (report.md + PNGs).
+The expected figures are those of the evaluation shipped with the package
+(``st_debias/evaluation/packaged/all-MiniLM-L6-v2.json``, the figures of docs/evaluation.md); they are checked
+when the evaluated model has the same weights fingerprint. Writes ``results/<name>.json`` (the evaluate_model
+entry plus wall time, machine load before and after, and the check against the expected figures) and
+``results/<name>_report/`` (report.md + PNGs).
 
 Usage (from the repository root):
 
@@ -20,26 +23,55 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import argparse  # noqa: E402
 import json  # noqa: E402
+import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
 
+sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
+from benchmarks.harness.provenance import LoadWatch, wait_for_idle, write_stamped_json  # noqa: E402
 from st_debias.evaluation import evaluate_model, write_report  # noqa: E402
-from st_debias.provenance import LoadWatch, wait_for_idle, write_stamped_json  # noqa: E402
+from st_debias.evaluation.reuse import packaged_dir  # noqa: E402
 
-EXPECTED = {
-    "sts": {
-        "STS12": 72.37,
-        "STS13": 80.60,
-        "STS14": 75.59,
-        "STS15": 85.39,
-        "STS16": 78.99,
-        "STSBenchmark": 82.03,
-        "SICK-R": 77.15,
-        "avg": 78.87,
-    },
-    "stsb_cont_oppn": {"cont_pairs": 868, "oppn_pairs": 511, "cont": 86.38, "oppn": 66.03},
-    "negation": {"mean_cosine": 0.86, "share_above": 0.755},
-}
+REFERENCE = "all-MiniLM-L6-v2.json"
+"""The packaged evaluation whose figures a run of the same weights must reproduce."""
+
+
+def checked_figures(entry: dict[str, Any]) -> dict[str, Any]:
+    """The figures this benchmark checks, from an evaluate_model entry, rounded as reported: the STS-7 scores,
+    the STS-B test Cont/Oppn pair counts and Spearman, the CANNOT probe's mean cosine and share above 0.8."""
+    figures: dict[str, Any] = {}
+    if "sts" in entry:
+        figures["sts"] = {task: round(score, 2) for task, score in entry["sts"].items()}
+    if "bias" in entry:
+        stsb = entry["bias"]["cont_oppn"]["STSBenchmark"]
+        neg = entry["bias"]["negation"]
+        figures["stsb_cont_oppn"] = {
+            "cont_pairs": stsb["cont"]["pairs"],
+            "oppn_pairs": stsb["oppn"]["pairs"],
+            "cont": round(stsb["cont"]["spearman"], 2),
+            "oppn": round(stsb["oppn"]["spearman"], 2),
+        }
+        figures["negation"] = {
+            "mean_cosine": round(neg["mean_cosine"], 4),
+            "share_above": round(neg["share_above"], 4),
+        }
+    return figures
+
+
+def check(entry: dict[str, Any]) -> dict[str, Any]:
+    """Each checked figure of ``entry`` beside the packaged reference's; empty when the weights differ."""
+    reference = json.loads((packaged_dir() / REFERENCE).read_text(encoding="utf-8"))["result"]
+    if entry.get("fingerprint") != reference["fingerprint"]:
+        return {}
+    expected, measured = checked_figures(reference), checked_figures(entry)
+    out: dict[str, Any] = {"reference": f"st_debias/evaluation/packaged/{REFERENCE}"}
+    if "sts" in measured:
+        out["sts"] = {k: {"expected": v, "measured": measured["sts"].get(k)} for k, v in expected["sts"].items()}
+    for part in ("stsb_cont_oppn", "negation"):
+        if part in measured:
+            out[part] = {"expected": expected[part], "measured": measured[part]}
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,30 +96,6 @@ def main(argv: list[str] | None = None) -> int:
         )
     wall, cpu = watch.wall_s, time.process_time() - cpu_start
 
-    check = {}
-    if "sts" in entry:
-        check["sts"] = {
-            k: {"expected": v, "measured": round(entry["sts"][k], 2)} for k, v in EXPECTED["sts"].items()
-        }
-    if "bias" in entry:
-        stsb = entry["bias"]["cont_oppn"]["STSBenchmark"]
-        neg = entry["bias"]["negation"]
-        check["stsb_cont_oppn"] = {
-            "expected": EXPECTED["stsb_cont_oppn"],
-            "measured": {
-                "cont_pairs": stsb["cont"]["pairs"],
-                "oppn_pairs": stsb["oppn"]["pairs"],
-                "cont": round(stsb["cont"]["spearman"], 2),
-                "oppn": round(stsb["oppn"]["spearman"], 2),
-            },
-        }
-        check["negation"] = {
-            "expected": EXPECTED["negation"],
-            "measured": {
-                "mean_cosine": round(neg["mean_cosine"], 4),
-                "share_above": round(neg["share_above"], 4),
-            },
-        }
     record = {
         "wall_s": round(wall, 1),
         "process_cpu_s": round(cpu, 1),
@@ -96,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": watch.record(),
         "budget_s": 180,
         "within_budget": wall <= 180,
-        "check": check,
+        "check": check(entry),
         "entry": entry,
     }
     watch.refuse_if_loaded(allow=args.allow_load)

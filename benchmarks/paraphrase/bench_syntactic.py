@@ -1,4 +1,4 @@
-"""Benchmark the offline syntactic paraphraser (issue #6): coverage, meaning, grammar, speed, samples.
+"""Benchmark the offline syntactic paraphraser: coverage, meaning, grammar, speed, samples.
 
 Reads the first ``--n`` sentences of ``$ST_DEBIAS_DATA/corpus/wiki_sentences.txt`` (the file is in random
 order, so the head is a uniform sample) and writes, under ``--out``:
@@ -24,10 +24,11 @@ from pathlib import Path
 
 import numpy as np
 
-from st_debias.data.paraphrase.syntactic import RULES, SyntacticParaphraser
-from st_debias.data.text import match_error_rate
-from st_debias.paths import data_file, load_model
-from st_debias.provenance import uptime, write_stamped_json
+sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
+from benchmarks.harness.provenance import command_line, uptime, write_stamped_json  # noqa: E402
+from st_debias.data.paraphrase.syntactic import RULES, SyntacticParaphraser  # noqa: E402
+from st_debias.data.text import match_error_rate  # noqa: E402
+from st_debias.paths import data_file, load_model  # noqa: E402
 
 
 def load_sentences(n: int, skip: int = 0) -> list[str]:
@@ -211,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
 
     n = len(sentences)
     result = {
-        "command": "python " + " ".join([sys.argv[0], *(argv if argv is not None else sys.argv[1:])]),
+        "command": command_line(__file__, argv),
         "date_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "settings": {
             "n": n,

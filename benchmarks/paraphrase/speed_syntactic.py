@@ -1,6 +1,6 @@
 """End-to-end speed of SyntacticParaphraser (parse + transforms) with one and two spaCy processes.
 
-Run it on a quiet machine (:class:`st_debias.provenance.LoadWatch` records the load, the CPU other
+Run it on a quiet machine (:class:`benchmarks.harness.provenance.LoadWatch` records the load, the CPU other
 processes used and the peak memory, and nothing is written when the machine was loaded):
 
     python benchmarks/paraphrase/speed_syntactic.py --n 4000
@@ -17,9 +17,10 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from st_debias.data.io.corpus import read_sentences
-from st_debias.data.paraphrase.syntactic import SyntacticParaphraser
-from st_debias.provenance import LoadWatch, wait_for_idle, write_stamped_json
+sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
+from benchmarks.harness.provenance import LoadWatch, command_line, wait_for_idle, write_stamped_json  # noqa: E402
+from st_debias.data.io.corpus import read_sentences  # noqa: E402
+from st_debias.data.paraphrase.syntactic import SyntacticParaphraser  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         print(runs[-1], flush=True)
         watch.refuse_if_loaded(allow=args.allow_load)
     result = {
-        "command": "python benchmarks/paraphrase/speed_syntactic.py " + " ".join(argv),
+        "command": command_line(__file__, argv),
         "date_utc": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M"),
         "cpus": os.cpu_count(),
         "runs": runs,

@@ -8,8 +8,8 @@ cache is not dropped (that needs root): run once after a reboot for a fully cold
 
 Each long stage of ``st-debias train`` prints one ``[st-debias] …`` line before its progress bar; the
 script timestamps every output line as it arrives and reports the wall time between stage lines, plus
-the git commit, package versions, torch threads and ``uptime`` before and after. Writes
-``results/<name>.json`` and ``results/<name>.md``.
+the package versions, torch threads and the machine load before and after. Writes ``results/<name>.json``
+(stamped with the commit and versions, :func:`benchmarks.harness.provenance.stamp`) and ``results/<name>.md``.
 
 Usage (repository root, after ``. scripts/setup.sh``, on an otherwise idle machine)::
 
@@ -36,6 +36,10 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
+from benchmarks.harness.provenance import stamp, uptime, write_stamped_json  # noqa: E402
+from st_debias.files import atomic_write_text  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -121,20 +125,6 @@ def read_lines(process: subprocess.Popen, started: float, echo: bool) -> list[Li
     return lines
 
 
-def _run(command: list[str]) -> str | None:
-    try:
-        return subprocess.run(command, capture_output=True, text=True, check=True, cwd=REPO).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
-
-
-def machine_state() -> dict[str, Any]:
-    state: dict[str, Any] = {"uptime": _run(["uptime"])}
-    if hasattr(os, "getloadavg"):
-        state["load_average"] = [round(x, 2) for x in os.getloadavg()]
-    return state
-
-
 def versions() -> dict[str, str | None]:
     found: dict[str, str | None] = {"python": platform.python_version()}
     for name in PACKAGES:
@@ -194,11 +184,12 @@ def markdown(record: dict[str, Any]) -> str:
         lines.append(f"| {stage['stage']} | {stage['wall_s']:.1f} | {share:.0%} | {said} |")
     lines += [
         "",
-        f"- commit `{record['git']['commit']}`{' (uncommitted changes)' if record['git']['dirty'] else ''}",
+        f"- commit `{record['provenance']['commit']}`"
+        f"{' (uncommitted changes)' if record['provenance']['dirty'] else ''}",
         "- versions: " + ", ".join(f"{k} {v}" for k, v in record["versions"].items()),
         f"- machine: {record['machine']['cpu_count']} CPUs, {record['machine']['platform']}",
-        f"- uptime before: `{record['before']['uptime']}`",
-        f"- uptime after: `{record['after']['uptime']}`",
+        f"- load average before: {record['before']['loadavg']} ({record['before']['at']})",
+        f"- load average after: {record['after']['loadavg']} ({record['after']['at']})",
         f"- caches: fresh empty {', '.join(record['cold_caches'])}; run folder in a fresh temporary directory",
         "",
         "Final output of the job:",
@@ -221,14 +212,6 @@ def repo_relative(value: Any) -> Any:
     if isinstance(value, dict):
         return {key: repo_relative(item) for key, item in value.items()}
     return value
-
-
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, partial = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
-    with os.fdopen(handle, "w", encoding="utf-8") as stream:
-        stream.write(text)
-    os.replace(partial, path)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -254,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
             for variable in ("ST_DEBIAS_CACHE", "HF_HOME", "MPLCONFIGDIR", "ST_DEBIAS_DATA", "PYTHONPATH"):
                 print(f"{variable}={env.get(variable, '')}")
             return 0
-        before = machine_state()
+        before = uptime()
         started_at = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         cpu_before = os.times()
         started = time.perf_counter()
@@ -265,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
         returncode = process.wait()
         wall = time.perf_counter() - started
         cpu_after = os.times()
-        after = machine_state()
+        after = uptime()
         results_json = workdir / "outputs" / "quickstart" / "eval" / "results.json"
         scores = json.loads(results_json.read_text()) if results_json.is_file() else None
 
@@ -283,10 +266,6 @@ def main(argv: list[str] | None = None) -> int:
         "target_s": TARGET_S,
         "target_met": returncode == 0 and wall <= TARGET_S,
         "stages": stages(lines, wall),
-        "git": {
-            "commit": _run(["git", "rev-parse", "HEAD"]),
-            "dirty": bool(_run(["git", "status", "--porcelain"])),
-        },
         "versions": versions(),
         "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform()},
         "before": before,
@@ -301,10 +280,10 @@ def main(argv: list[str] | None = None) -> int:
             for entry in scores or []
         ],
     }
-    record = repo_relative(record)
+    record = repo_relative({**record, "provenance": stamp()})
     results = Path(args.results_dir)
-    write_atomic(results / f"{args.name}.json", json.dumps(record, indent=2, ensure_ascii=False) + "\n")
-    write_atomic(results / f"{args.name}.md", markdown(record))
+    write_stamped_json(results / f"{args.name}.json", record, record["provenance"])
+    atomic_write_text(results / f"{args.name}.md", markdown(record))
     print(f"\nmain job: {wall:.0f} s wall (exit {returncode}); wrote {results / args.name}.json and .md")
     return returncode
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
+from st_debias.data.kinds import DATA_KINDS
 from st_debias.recipes.config import load_recipe
 from st_debias.recipes.data import build_rows, read_corpus
-from st_debias.recipes.train import CORPUS_OVERSAMPLE, load_start_model
+from st_debias.recipes.train import load_start_model
 
 
 def main() -> None:
@@ -34,7 +35,7 @@ def main() -> None:
                 )
                 recipe = dataclasses.replace(base, training=training)
                 wanted = steps * args.batch_size
-                sentences = read_corpus(None, CORPUS_OVERSAMPLE.get(recipe.data.kind, 1) * wanted)
+                sentences = read_corpus(None, DATA_KINDS[recipe.data.kind].oversample * wanted)
                 model.max_seq_length = args.max_seq_length
                 rows, report = build_rows(recipe, sentences, model, max_rows=wanted)
                 print(f"{name} steps={steps} seed={seed}: {len(rows)} rows", flush=True)

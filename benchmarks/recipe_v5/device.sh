@@ -61,7 +61,7 @@ case "${1:-}" in
     rm -rf "$ROOT/git.bare" && cp -r "$STAGE/p3/git.bare" "$ROOT/git.bare"
     environment
     git config core.bare false && git read-tree HEAD  # an index, so that `git status` compares the tree
-    python3 -c "from st_debias.provenance import stamp; print(stamp())"
+    python3 -c "from benchmarks.harness.provenance import stamp; print(stamp())"
     ;;
   select)
     shift
@@ -71,17 +71,17 @@ case "${1:-}" in
     logs="$ROOT/logs/$(basename "$out")"
     mkdir -p "$logs"
     # The start model's dev scores, once, before the parallel runs reuse them.
-    python3 benchmarks/select_dev.py --results-dir "$out" --transfer "$transfer" --quiet > "$logs/start.log" 2>&1 \
+    python3 benchmarks/selection/select_dev.py --results-dir "$out" --transfer "$transfer" --quiet > "$logs/start.log" 2>&1 \
       || { tail -30 "$logs/start.log"; exit 1; }
     for config in "$@"; do
       name=$(basename "$config" .yaml)
-      python3 benchmarks/select_dev.py "$config" --results-dir "$out" --work-dir "outputs/recipe_v5/work/$(basename "$out")" --steps "$steps" \
+      python3 benchmarks/selection/select_dev.py "$config" --results-dir "$out" --work-dir "outputs/recipe_v5/work/$(basename "$out")" --steps "$steps" \
         --eval-steps "$eval_steps" --seeds "$seed" --transfer "$transfer" --quiet > "$logs/$name.log" 2>&1 &
     done
     failed=0
     for job in $(jobs -p); do wait "$job" || failed=1; done
     for config in "$@"; do echo "== $(basename "$config" .yaml)"; tail -3 "$logs/$(basename "$config" .yaml).log"; done
-    python3 benchmarks/select_dev.py --results-dir "$out" --table
+    python3 benchmarks/selection/select_dev.py --results-dir "$out" --table
     exit $failed
     ;;
   *)

@@ -1,5 +1,6 @@
 """Budget curves of the v5 study: STS-B dev (32 tokens, the trainer's selection metric) at every checkpoint of
-each variant, against the start model's score, from the ``select_dev.py`` result files of one folder.
+each variant, against the start model's score, from the ``benchmarks/selection/select_dev.py`` result files of
+one folder.
 
     python benchmarks/recipe_v5/plot_budget.py benchmarks/recipe_v5/results/dev-1000
 
@@ -11,7 +12,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
+
+sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
+from benchmarks.harness.provenance import write_stamped_json  # noqa: E402
+from st_debias.files import atomic_write_text  # noqa: E402
 
 METRIC = "eval_sts-dev_spearman_cosine"
 
@@ -78,9 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     figure.tight_layout()
     figure.savefig(args.folder / "budget.png", dpi=110)
     header = f"Start model on STS-B dev at 32 tokens: {start:.2f}\n\n" if start is not None else ""
-    (args.folder / "budget.md").write_text(header + "\n".join(lines) + "\n")
-    from st_debias.provenance import write_stamped_json
-
+    atomic_write_text(args.folder / "budget.md", header + "\n".join(lines) + "\n")
     write_stamped_json(args.folder / "budget.json", {"start": start, "curves": data})
     print((args.folder / "budget.md").read_text())
     return 0

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
-from st_debias.provenance import write_stamped_json
+sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
+from benchmarks.harness.provenance import write_stamped_json  # noqa: E402
+from st_debias.files import atomic_write_text  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 COLUMNS = {
@@ -41,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
             lines.append(f"| {entry['variant']} | {steps} | {_cells(entry['scores'])} | {min(curve):.2f} |")
             rows.append({"variant": entry["variant"], "steps": int(steps), "lowest_checkpoint": min(curve),
                          **{k: entry["scores"][k] for k in COLUMNS}})
-    (RESULTS / "summary.md").write_text("\n".join(lines) + "\n")
+    atomic_write_text(RESULTS / "summary.md", "\n".join(lines) + "\n")
     write_stamped_json(RESULTS / "summary.json", {"start": {k: start[k] for k in COLUMNS}, "runs": rows})
     print("\n".join(lines))
     return 0

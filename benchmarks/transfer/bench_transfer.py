@@ -1,6 +1,6 @@
 """Time the SentEval transfer evaluation of one model and record its figures.
 
-Three timed passes, each under :class:`st_debias.provenance.LoadWatch`:
+Three timed passes, each under :class:`benchmarks.harness.provenance.LoadWatch`:
 
 * ``cold``: all seven tasks with an empty embedding cache (a fresh temporary ``ST_DEBIAS_CACHE``);
 * ``cached``: the same again, embeddings read from that cache (the figures must equal ``cold``'s);
@@ -22,16 +22,18 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # idle torch threads sleep 
 
 import argparse
 import json
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from st_debias.evaluation.evaluate import _environment
-from st_debias.evaluation.report import write_report
-from st_debias.evaluation.transfer import QUICK_TRANSFER_TASKS, evaluate_transfer
-from st_debias.evaluation.transfer_data import TRANSFER_TASKS
-from st_debias.paths import load_model
-from st_debias.provenance import LoadWatch, write_stamped_json
+sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
+from benchmarks.harness.provenance import LoadWatch, write_stamped_json  # noqa: E402
+from st_debias.evaluation.evaluate import _environment  # noqa: E402
+from st_debias.evaluation.report import write_report  # noqa: E402
+from st_debias.evaluation.transfer import QUICK_TRANSFER_TASKS, evaluate_transfer  # noqa: E402
+from st_debias.evaluation.transfer_data import TRANSFER_TASKS  # noqa: E402
+from st_debias.paths import load_model  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 TARGETS_S = {"cold": 900, "cached": 180, "quick": 300}

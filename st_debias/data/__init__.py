@@ -4,6 +4,8 @@ Public API (imported lazily, so ``from st_debias.data.text import words`` stays 
 
 * :func:`build_ipw_dataset` / :class:`IPWBuilder`: (anchor, positive, negative_1..m[, label]) rows.
 * :func:`build_negation_dataset` / :class:`OssCSEBuilder`: (anchor, paraphrase, negation) rows.
+* :class:`MinimalPairBuilder`: cue-balanced (anchor, positive, negative) minimal pairs.
+* :data:`DATA_KINDS` (:class:`DataKind`): the registry of the row kinds recipes and ``st-debias build`` make.
   Builders take any iterable of strings, a ``datasets`` column (``dataset["text"]``) or a ``Dataset`` with
   ``column="text"``.
 * :func:`candidate_generators`: the named paraphrase/positive choices (``syntactic``, the recipes' and the
@@ -19,8 +21,7 @@ Public API (imported lazily, so ``from st_debias.data.text import words`` stays 
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from st_debias._exports import lazy_exports
 
 _EXPORTS = {
     "build_ipw_dataset": "st_debias.data.builders",
@@ -32,6 +33,8 @@ _EXPORTS = {
     "candidate_generators": "st_debias.data.builders",
     "OssCSEBuilder": "st_debias.data.negation.builder",
     "MinimalPairBuilder": "st_debias.data.minimal_pairs.builder",
+    "DATA_KINDS": "st_debias.data.kinds",
+    "DataKind": "st_debias.data.kinds",
     "Negator": "st_debias.data.negation.negator",
     "NegationResult": "st_debias.data.negation.negator",
     "NegatedAntonymGenerator": "st_debias.data.negation.negator",
@@ -51,7 +54,7 @@ _EXPORTS = {
     "encode_corpus": "st_debias.data.io.embeddings",
     "encode_shard": "st_debias.data.io.embeddings",
     "merge_shards": "st_debias.data.io.embeddings",
-    "range_topk": "st_debias.data.ipw.neighbours",
+    "range_topk": "st_debias.data.neighbours",
     "BuildReport": "st_debias.data.io.report",
     "SyntacticParaphraser": "st_debias.data.paraphrase.syntactic",
     "read_sentences": "st_debias.data.io.corpus",
@@ -61,14 +64,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'st_debias.data' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -1,11 +1,13 @@
 """``st-debias build``: turn a sentence file into training rows (saved with ``Dataset.save_to_disk``).
 
-Examples::
+Every data kind of :data:`st_debias.data.kinds.DATA_KINDS` can be built, with the options a recipe's
+``data.options`` takes (``--option KEY=VALUE``, the value read as YAML). Examples::
 
     st-debias build ipw --input corpus.txt --output rows/ipw --limit 20000
-    st-debias build ipw --input corpus.txt --output rows/ipw-shard0 --shard 0/4   # then merge: --merge
+    st-debias build ipw --input corpus.txt --output rows/ipw-shard0 --shard 0/4   # then: build merge
     st-debias build negation --input corpus.txt --output rows/neg --spacy-model en_core_web_sm
     st-debias build negation --input corpus.txt --output rows/neg-edits --generator edits
+    st-debias build minimal_pairs --input corpus.txt --output rows/mp --option on_missing_positive=skip
 
 ``--generator`` picks the paraphrase (negation) or positive (ipw) candidates; the defaults are the recipes'
 choices: ``syntactic`` for negation rows, DebCSE's word ``edits`` for ipw rows.
@@ -16,12 +18,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
-import shutil
 import sys
 from pathlib import Path
 
+import yaml
+
 from st_debias.data.generators import GENERATOR_CHOICES
+from st_debias.data.kinds import DATA_KINDS
 
 #: Options of ``build ipw`` only: flag -> (type, default, help). Parsed with default None, so that giving one
 #: to another kind can be refused; :func:`_build` fills in the defaults.
@@ -35,8 +38,9 @@ IPW_OPTIONS: dict[str, tuple[type, object, str]] = {
     "--temperature": (float, 1.0, "IPWBuilder temperature (default 1.0)"),
     "--cache-dir": (str, None, "embedding cache (default $ST_DEBIAS_CACHE)"),
 }
-#: Options of ``build negation`` only.
+#: Options of the kinds that parse with spaCy (``negation``, ``minimal_pairs``).
 NEGATION_OPTIONS: tuple[str, ...] = ("--spacy-model",)
+_PARSING_KINDS = ("negation", "minimal_pairs")
 
 
 def _dest(flag: str) -> str:
@@ -45,16 +49,48 @@ def _dest(flag: str) -> str:
 
 def _misplaced_options(args: argparse.Namespace) -> list[str]:
     """The kind-specific options given to a kind that does not read them."""
-    foreign = {"ipw": NEGATION_OPTIONS, "negation": tuple(IPW_OPTIONS)}.get(
-        args.kind, (*IPW_OPTIONS, *NEGATION_OPTIONS)
-    )
+    foreign = [] if args.kind == "ipw" else list(IPW_OPTIONS)
+    if args.kind not in _PARSING_KINDS:
+        foreign += NEGATION_OPTIONS
+    kind = DATA_KINDS.get(args.kind)
+    if kind is None or not kind.generator_choice:
+        foreign.append("--generator")
+    if args.kind == "merge":
+        foreign.append("--option")
     return [flag for flag in foreign if getattr(args, _dest(flag)) is not None]
+
+
+def _options(args: argparse.Namespace) -> dict[str, object]:
+    """The builder options of ``--option KEY=VALUE`` (values read as YAML), checked against the kind.
+
+    Raises:
+        ValueError: a malformed ``--option``, an option the kind does not take, or a value its builder refuses.
+    """
+    options: dict[str, object] = {}
+    for item in args.option or []:
+        key, separator, value = item.partition("=")
+        if not separator or not key:
+            raise ValueError(f"--option {item!r}: expected KEY=VALUE")
+        options[key] = yaml.safe_load(value)
+    if args.generator is not None:
+        options["generator"] = args.generator
+    if args.kind == "ipw":  # IPWBuilder settings with a flag of their own (not --model, --shard, --cache-dir)
+        for flag, (_, default, _) in IPW_OPTIONS.items():
+            value = getattr(args, _dest(flag))
+            if default is not None:
+                options.setdefault(_dest(flag), default if value is None else value)
+    DATA_KINDS[args.kind].check_options(options, label="--option")
+    return options
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``build`` subcommand to the ``st-debias`` dispatcher."""
-    parser = subparsers.add_parser("build", help="Build DebCSE (ipw) or OssCSE (negation) training rows.")
-    parser.add_argument("kind", choices=["ipw", "negation", "merge"], help="what to build ('merge' joins shards)")
+    kinds = "; ".join(f"{name}: {kind.description}" for name, kind in DATA_KINDS.items())
+    parser = subparsers.add_parser(
+        "build", help="Build training rows of any data kind (simcse, ipw, negation, minimal_pairs).",
+        description=f"Build training rows from a sentence file. Kinds: {kinds}; merge joins ipw shards.",
+    )
+    parser.add_argument("kind", choices=[*DATA_KINDS, "merge"], help="what to build ('merge' joins shards)")
     parser.add_argument("--input", "-i", nargs="+", help="sentence file (one per line); for merge: shard folders")
     parser.add_argument("--output", "-o", required=True, help="output folder (dataset + report.json)")
     parser.add_argument("--limit", type=int, default=None, help="first N lines only")
@@ -64,26 +100,27 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="paraphrase (negation) or positive (ipw) candidates; default: the recipes' choice, syntactic for "
         "negation, edits for ipw; dropout: the anchor itself",
     )
+    parser.add_argument(
+        "--option", action="append", metavar="KEY=VALUE",
+        help="a builder option, as a recipe's data.options takes it (value read as YAML); repeatable, e.g. "
+        "--option on_missing_positive=skip",
+    )
     ipw = parser.add_argument_group("ipw only")
     for flag, (kind, _, text) in IPW_OPTIONS.items():
         ipw.add_argument(flag, type=kind, default=None, help=text)
-    negation = parser.add_argument_group("negation only")
+    negation = parser.add_argument_group("negation and minimal_pairs only")
     negation.add_argument("--spacy-model", default=None, help="spaCy model (default en_core_web_sm)")
     parser.set_defaults(func=run)
     return parser
 
 
 def _save(rows, report, output: str) -> None:
-    """Write the dataset under a temporary name, then rename it and the report into place (crash-safe)."""
-    from st_debias.files import atomic_write_text
+    """Publish the dataset whole (:func:`~st_debias.files.staged_folder`), then the report."""
+    from st_debias.files import atomic_write_text, staged_folder
 
     folder = Path(output)
-    staging = folder / ".dataset.partial"
-    shutil.rmtree(staging, ignore_errors=True)
-    rows.save_to_disk(str(staging))
-    if (folder / "dataset").exists():
-        shutil.rmtree(folder / "dataset")
-    os.replace(staging, folder / "dataset")
+    with staged_folder(folder / "dataset") as staging:
+        rows.save_to_disk(str(staging))
     atomic_write_text(folder / "report.json", report.to_json())
     print(f"{len(rows)} rows -> {folder / 'dataset'}; report -> {folder / 'report.json'}")
     print(json.dumps({"skipped": dict(report.skipped), "statistics": report.statistics}, indent=2))
@@ -101,8 +138,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"st-debias build {args.kind}: error: {', '.join(misplaced)} not read by {args.kind}", file=sys.stderr)
         return 2
     try:
+        options = _options(args) if args.kind != "merge" else {}
         check_writable_folder(args.output)
-        rows, report = _build(args)
+        rows, report = _build(args, options)
     except (FileNotFoundError, ValueError, OSError) as error:  # UnicodeDecodeError is a ValueError
         print(f"st-debias build: error: {' '.join(args.input)}: {error}", file=sys.stderr)
         _remove_if_empty(args.output)
@@ -126,7 +164,7 @@ def _remove_if_empty(folder: str) -> None:
         Path(folder).rmdir()
 
 
-def _build(args: argparse.Namespace):
+def _build(args: argparse.Namespace, options: dict[str, object]):
     """The rows and the build report that ``args`` asks for."""
     if args.kind == "merge":
         from collections import Counter
@@ -146,29 +184,14 @@ def _build(args: argparse.Namespace):
     from st_debias.data.io.corpus import read_sentences
 
     sentences = read_sentences(args.input[0], limit=args.limit)
-    from st_debias.data.builders import (
-        DEFAULT_PARAPHRASES,
-        DEFAULT_POSITIVES,
-        build_ipw_dataset,
-        build_negation_dataset,
-    )
-
+    machinery: dict[str, object] = {}
     if args.kind == "ipw":
-        shard = tuple(int(x) for x in args.shard.split("/")) if args.shard else None
-        settings = {
-            _dest(flag): default if getattr(args, _dest(flag)) is None else getattr(args, _dest(flag))
-            for flag, (_, default, _) in IPW_OPTIONS.items()
-            if default is not None
-        }
-        rows, report = build_ipw_dataset(
-            sentences, args.model, generator=args.generator or DEFAULT_POSITIVES, shard=shard, return_report=True,
-            seed=args.seed, cache_dir=args.cache_dir, **settings,
-        )
-    else:
+        machinery["shard"] = tuple(int(x) for x in args.shard.split("/")) if args.shard else None
+    if args.spacy_model is not None:
         from st_debias.data.negation.negator import Negator
 
-        rows, report = build_negation_dataset(
-            sentences, generator=args.generator or DEFAULT_PARAPHRASES, return_report=True,
-            negator=Negator(args.spacy_model), seed=args.seed, show_progress_bar=True,
-        )
-    return rows, report
+        machinery["negator"] = Negator(args.spacy_model)
+    return DATA_KINDS[args.kind].build(
+        sentences, seed=args.seed, options=options, model=args.model, cache_dir=args.cache_dir,
+        show_progress_bar=True, **machinery,
+    )

@@ -21,7 +21,6 @@ from st_debias.evaluation.bias import (
     negation_meaning_probe,
     negation_probe,
     shuffle_word_order,
-    training_pair_statistics,
     word_order_probe,
 )
 from st_debias.evaluation.bias_data import (
@@ -30,12 +29,12 @@ from st_debias.evaluation.bias_data import (
     NegationPairs,
     load_negation_meaning_items,
     load_negation_pairs,
-    load_pair_rows,
     load_word_order_sentences,
 )
 from st_debias.evaluation.embeddings import EmbeddingCache, model_fingerprint
 from st_debias.evaluation.evaluate import QUICK_STS_TASKS, evaluate_model
 from st_debias.evaluation.mteb_tasks import local_task, mteb_model, mteb_tasks, run_mteb
+from st_debias.evaluation.pairs import load_pair_rows, training_pair_statistics
 from st_debias.evaluation.report import compare_table, write_report, write_results
 from st_debias.evaluation.reuse import EvaluationKey, evaluate_or_reuse, evaluation_key
 from st_debias.evaluation.sts import STSSuite, spearman_x100, sts_dev_evaluator

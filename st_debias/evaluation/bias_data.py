@@ -14,19 +14,16 @@ and training-pair files. The probe maths lives in :mod:`st_debias.evaluation.bia
 
 from __future__ import annotations
 
-import csv
-import dataclasses
-import json
 import os
 from collections import deque
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from st_debias._exports import lazy_exports
 from st_debias.data.io.corpus import WIKI_CORPUS
-from st_debias.datafiles import file_sha256, text_lines, tsv_records
+from st_debias.datafiles import text_lines, tsv_records
 from st_debias.paths import DATA_ENV, DataNotFoundError, data_file, portable_path
 
 #: The CANNOT probe files in the default order: sorted by file name. With the first 3,000 pairs this is
@@ -235,9 +232,9 @@ def load_negation_meaning_items(
     """Negation-meaning items from lines ``lines`` (0-based, ``[start, stop)``) of the Wikipedia corpus.
 
     Built by :func:`st_debias.data.negation.meaning.negation_meaning_quadruples`. Deterministic: the same
-    file and range always give the same items. They are kept in memory for the process and on disk under
-    ``$ST_DEBIAS_CACHE/probes`` (keyed by the file's sha256 and the range), so spaCy parses them once per
-    corpus.
+    file and range always give the same items. They are kept in memory for the process and their quadruples
+    on disk (:func:`~st_debias.data.negation.meaning.cached_negation_meaning_quadruples`), so spaCy parses
+    them once per corpus.
 
     Raises:
         ValueError: an empty or reversed range.
@@ -259,27 +256,15 @@ def load_negation_meaning_items(
 def _memoised_negation_meaning_items(
     file: str, size: int, mtime_ns: int, start: int, stop: int
 ) -> NegationMeaningItems:
-    """Items from memory, else from the on-disk cache (keyed by the file's sha256), else built and cached."""
-    from st_debias.data.io.embeddings import cache_root
-    from st_debias.data.negation.meaning import NEGATION_MEANING_VERSION
-    from st_debias.files import atomic_write_json
-
-    key = f"{file_sha256(file)[:20]}-{start}-{stop}-v{NEGATION_MEANING_VERSION}"
-    cached = cache_root() / "probes" / f"negation-meaning-{key}.json"
-    if cached.is_file():
-        try:
-            fields = json.loads(cached.read_text(encoding="utf-8"))
-            fields["line_range"] = tuple(fields["line_range"])
-            return NegationMeaningItems(**{**fields, "source": file})
-        except (ValueError, TypeError, KeyError):
-            cached.unlink(missing_ok=True)  # unreadable: built again below
-    items = _build_negation_meaning_items(Path(file), start, stop, None)
-    atomic_write_json(cached, dataclasses.asdict(items))
-    return items
+    """Items kept in memory for the process; their quadruples are cached on disk (keyed by the sentences)."""
+    return _build_negation_meaning_items(Path(file), start, stop, None)
 
 
 def _build_negation_meaning_items(file: Path, start: int, stop: int, negator: Any | None) -> NegationMeaningItems:
-    from st_debias.data.negation.meaning import negation_meaning_quadruples
+    from st_debias.data.negation.meaning import (
+        cached_negation_meaning_quadruples,
+        negation_meaning_quadruples,
+    )
 
     numbers: list[int] = []
     sentences: list[str] = []
@@ -289,7 +274,10 @@ def _build_negation_meaning_items(file: Path, start: int, stop: int, negator: An
         if number > start:
             numbers.append(number)
             sentences.append(line.strip())
-    built = negation_meaning_quadruples(sentences, negator)
+    built = (
+        negation_meaning_quadruples(sentences, negator) if negator is not None
+        else cached_negation_meaning_quadruples(sentences)
+    )
     if not len(built):
         raise DataNotFoundError(f"Lines {start + 1}–{stop} of {file.resolve()} hold no negation-meaning item")
     return NegationMeaningItems(
@@ -304,60 +292,7 @@ def _build_negation_meaning_items(file: Path, start: int, stop: int, negator: An
     )
 
 
-#: Fields of a .jsonl training-pair file that are bookkeeping, not text columns.
-PAIR_METADATA_FIELDS = frozenset(
-    {"dataset", "split", "subset", "genre", "source", "id", "pair_id", "label", "year"}
+# Read through the old path, these warn and come from their new home.
+__getattr__, _ = lazy_exports(
+    __name__, {}, moved={name: "st_debias.evaluation.pairs" for name in ("PAIR_METADATA_FIELDS", "load_pair_rows")}
 )
-
-
-def load_pair_rows(
-    path: str | os.PathLike[str], limit: int | None = None, columns: Sequence[str] | None = None
-) -> list[list[str]]:
-    """Rows of a training-pair file: ``.jsonl``, ``.csv`` (quoted, header) or ``.tsv`` (header, ``QUOTE_NONE``).
-
-    Column 0 is the anchor, 1 the positive, the rest negatives. ``columns`` names them explicitly (header or
-    JSON field names); otherwise a ``.jsonl`` row uses its string fields in order minus
-    :data:`PAIR_METADATA_FIELDS` (so ``{"dataset", "split", "sent0", "sent1", "hard_neg"}`` gives
-    sent0/sent1/hard_neg) and a ``.csv``/``.tsv`` row uses every column.
-
-    Raises:
-        DataNotFoundError: the file does not exist.
-        ValueError: unknown extension, or a named column is missing.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise DataNotFoundError(f"Training-pair file {path.resolve()} does not exist")
-    rows: list[list[str]] = []
-    with path.open(encoding="utf-8", newline="") as handle:
-        if path.suffix == ".jsonl":
-            for line_number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                record = json.loads(line)
-                if columns is not None:
-                    missing = [c for c in columns if c not in record]
-                    if missing:
-                        raise ValueError(f"{path}:{line_number}: no field(s) {missing}")
-                    rows.append([record[c] for c in columns])
-                else:
-                    rows.append(
-                        [v for k, v in record.items() if isinstance(v, str) and k not in PAIR_METADATA_FIELDS]
-                    )
-        elif path.suffix in (".csv", ".tsv"):
-            if path.suffix == ".csv":
-                reader = csv.reader(handle)
-            else:
-                reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
-            header = next(reader, None) or []
-            index = list(range(len(header)))
-            if columns is not None:
-                missing = [c for c in columns if c not in header]
-                if missing:
-                    raise ValueError(f"{path}: header {header} has no column(s) {missing}")
-                index = [header.index(c) for c in columns]
-            rows = [[row[i] for i in index if i < len(row)] for row in reader if row]
-        else:
-            raise ValueError(f"{path}: training-pair files must be .jsonl, .csv or .tsv")
-        if limit is not None:
-            rows = rows[:limit]
-    return rows

@@ -15,7 +15,6 @@ from st_debias.evaluation.bias import (
     negation_meaning_probe,
     negation_probe,
     shuffle_word_order,
-    training_pair_statistics,
     word_order_probe,
 )
 from st_debias.evaluation.bias_data import (
@@ -23,10 +22,10 @@ from st_debias.evaluation.bias_data import (
     DEFAULT_WORD_ORDER_LINES,
     load_negation_meaning_items,
     load_negation_pairs,
-    load_pair_rows,
     load_word_order_sentences,
 )
 from st_debias.evaluation.embeddings import EmbeddingCache, load_any_model, model_fingerprint
+from st_debias.evaluation.pairs import load_pair_rows, training_pair_statistics
 from st_debias.evaluation.sts import STSSuite
 from st_debias.evaluation.sts_data import STS_TASKS
 from st_debias.evaluation.transfer import check_transfer_tasks, evaluate_transfer

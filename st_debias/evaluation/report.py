@@ -15,6 +15,7 @@ import numpy as np
 
 from st_debias.evaluation.sts_data import STS_TASKS
 from st_debias.evaluation.transfer_data import SST2_QUICK
+from st_debias.files import atomic_path, atomic_write_text
 
 PLOT_FILES = {
     "sts": "sts_scores.png",
@@ -456,7 +457,8 @@ def write_report(results: list[dict[str, Any]], output_dir: str | os.PathLike[st
     for key, (wanted, draw) in plots.items():
         if wanted:
             fig = draw()
-            _save_atomic(fig, out / PLOT_FILES[key])
+            with atomic_path(out / PLOT_FILES[key]) as temporary:
+                fig.savefig(temporary, dpi=120, format="png")
             plt.close(fig)
             drawn[key] = PLOT_FILES[key]
 
@@ -521,7 +523,7 @@ def write_report(results: list[dict[str, Any]], output_dir: str | os.PathLike[st
         ]
     lines += _sources_section(results, labels)
     report = out / "report.md"
-    _write_atomic(report, "\n".join(lines))
+    atomic_write_text(report, "\n".join(lines))
     return report
 
 
@@ -542,7 +544,7 @@ def write_results(results: list[dict[str, Any]], output_dir: str | os.PathLike[s
         if replaced:
             entry["non_finite"] = {**entry.get("non_finite", {}), **replaced}
         strict.append(entry)
-    _write_atomic(path, json.dumps(strict, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+    atomic_write_text(path, json.dumps(strict, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
     return path
 
 
@@ -558,17 +560,3 @@ def _finite_or_null(value: Any, where: str, replaced: dict[str, str]) -> Any:
         replaced[where] = str(float(value))
         return None
     return value
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to a temporary file next to ``path``, then move it into place."""
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
-
-
-def _save_atomic(fig: Any, path: Path) -> None:
-    """Save a figure as PNG through a temporary file next to ``path``."""
-    temporary = path.with_name(f".{path.name}.tmp")
-    fig.savefig(temporary, dpi=120, format="png")
-    os.replace(temporary, path)

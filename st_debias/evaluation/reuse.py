@@ -21,7 +21,6 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from importlib import resources
@@ -34,6 +33,7 @@ from st_debias.data.io.corpus import WIKI_CORPUS
 from st_debias.datafiles import file_sha256
 from st_debias.evaluation.bias_data import CANNOT_DIR, DEFAULT_NEGATION_PAIRS, DEFAULT_WORD_ORDER_LINES
 from st_debias.evaluation.sts_data import LOCAL_FILES, STS_TASKS
+from st_debias.files import atomic_write_json
 from st_debias.fingerprint import model_fingerprint
 from st_debias.paths import DATA_ENV, DataNotFoundError, data_dir, portable_path
 
@@ -241,21 +241,6 @@ def _restore(entry: dict[str, Any], data_folder: str | os.PathLike[str] | None) 
     return _map_strings(entry["result"], restore)
 
 
-def write_json_atomic(path: Path, value: Any) -> None:
-    """Write ``value`` as JSON to ``path`` through a temporary file in the same folder and ``os.replace``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, partial = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(value, stream, indent=1, ensure_ascii=False, default=str)
-            stream.write("\n")
-        os.chmod(partial, 0o644)  # mkstemp makes 0600; the file may be package data or shared
-        os.replace(partial, path)
-    except BaseException:
-        Path(partial).unlink(missing_ok=True)
-        raise
-
-
 def packaged_dir() -> Path:
     """Folder of the evaluations shipped with the package."""
     return Path(str(resources.files("st_debias.evaluation") / "packaged"))
@@ -319,7 +304,7 @@ def find_evaluation(
 
 def cache_file(key: EvaluationKey, cache_dir: str | os.PathLike[str] | None = None) -> Path:
     """Where the evaluation with ``key`` is cached (``<cache>/eval/<digest>.json``)."""
-    from st_debias.data.io.embeddings import cache_root
+    from st_debias.paths import cache_root
 
     return cache_root(cache_dir) / "eval" / f"{key.digest()}.json"
 
@@ -425,5 +410,5 @@ def evaluate_or_reuse(
         **evaluate_kwargs,
     )
     if key is not None:
-        write_json_atomic(cache_file(key, cache_dir), stored_entry(key, result, data_folder))
+        atomic_write_json(cache_file(key, cache_dir), stored_entry(key, result, data_folder), indent=1)
     return result

@@ -145,7 +145,9 @@ class SimilarityPreservation(nn.Module):
         inner_embed = self.loss.embed
 
         def embed_and_keep(columns):
-            embeddings = inner_embed(columns)
+            # One upcast of the anchors feeds both terms: their float16 gradients would overflow when summed.
+            embeddings = list(inner_embed(columns))
+            embeddings[0] = core.at_least_float32(embeddings[0])
             captured.append(embeddings)
             return embeddings
 
@@ -173,7 +175,10 @@ class SimilarityPreservation(nn.Module):
         """The maths on plain tensors: ``reference`` = the reference model's embeddings of ``embeddings[0]``."""
         if reference is None:
             raise ValueError("SimilarityPreservation.compute_loss_from_embeddings needs reference= embeddings.")
-        return self._with_preservation(self.loss.compute_loss_from_embeddings(embeddings, labels), embeddings[0], reference)
+        # One upcast of the anchors feeds both terms: their float16 gradients would overflow when summed.
+        anchors = core.at_least_float32(embeddings[0])
+        output = self.loss.compute_loss_from_embeddings([anchors, *embeddings[1:]], labels)
+        return self._with_preservation(output, anchors, reference)
 
     def get_config_dict(self) -> dict[str, Any]:
         inner = self.loss.get_config_dict() if hasattr(self.loss, "get_config_dict") else {}

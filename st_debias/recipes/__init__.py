@@ -5,8 +5,9 @@ Exports are imported lazily, so ``st-debias --help`` and ``st-debias recipes`` n
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from st_debias._exports import lazy_exports
 
 if TYPE_CHECKING:
     from .config import Recipe, available_recipes, load_recipe, override
@@ -24,14 +25,4 @@ _EXPORTS = {
 __all__ = ["Recipe", "TrainResult", "available_recipes", "load_recipe", "override", "train_recipe"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'st_debias.recipes' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

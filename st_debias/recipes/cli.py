@@ -39,6 +39,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="evaluate on STS-B and SICK-R test only (plus the bias probes), labelled 'quick', instead of the "
         "full STS12-16, STS-B, SICK-R suite (13,310 instead of 31,835 sentences to encode after training)",
     )
+    train.add_argument(
+        "--sts-tasks", default=None, metavar="SET[,SET…]",
+        help="score only these STS test sets, e.g. STSBenchmark for a large model on a CPU (overrides --quick-eval; "
+        "labelled in the results and the report)",
+    )
     train.add_argument("--no-eval", action="store_true", help="skip the before/after evaluation")
     train.add_argument("--cache-dir", default=None, help="cache for built rows and evaluations")
     train.add_argument(
@@ -69,6 +74,7 @@ def run_train(args: argparse.Namespace) -> int:
     from .train import is_main_process, train_recipe
 
     try:
+        sts_tasks = _sts_tasks(args.sts_tasks)
         recipe = override(
             load_recipe(args.recipe),
             steps=args.steps,
@@ -90,6 +96,7 @@ def run_train(args: argparse.Namespace) -> int:
             evaluate=not args.no_eval,
             eval_tasks=tuple(t.strip() for t in args.eval_tasks.split(",") if t.strip()),
             quick_eval=args.quick_eval,
+            sts_tasks=sts_tasks,
             cache_dir=args.cache_dir,
             gradient_share_every=args.log_gradient_shares,
             overwrite=args.overwrite,
@@ -135,6 +142,19 @@ def run_train(args: argparse.Namespace) -> int:
             )
         print(f"Full report (plots, data sources): {report / 'report.md'}; every number: {report / 'results.json'}")
     return 0
+
+
+def _sts_tasks(value: str | None) -> tuple[str, ...] | None:
+    """The STS sets of ``--sts-tasks`` (None: the recipe's default suite); an unknown name is refused."""
+    if value is None:
+        return None
+    from st_debias.evaluation.sts_data import STS_TASKS
+
+    names = tuple(name.strip() for name in value.split(",") if name.strip())
+    unknown = [name for name in names if name not in STS_TASKS]
+    if unknown or not names:
+        raise ValueError(f"--sts-tasks {value!r}: choose from {', '.join(STS_TASKS)}")
+    return names
 
 
 def _score(value: float | None) -> str:

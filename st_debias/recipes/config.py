@@ -9,7 +9,6 @@ and its parameters (against the loss's signature and its own checks), the guide 
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import math
 import re
 from dataclasses import dataclass, field
@@ -19,23 +18,20 @@ from typing import Any
 
 import yaml
 
+from st_debias.data.kinds import DATA_KINDS
+
 from .losses import LOSSES, check_loss_params, uncached_name
 
-DATA_KINDS = ("simcse", "ipw", "negation", "minimal_pairs")
-#: Sources ``data.mix`` can take rows from, and the kinds whose (anchor, positive, negative) rows they match.
+#: Sources ``data.mix`` can take rows from (:func:`st_debias.recipes.data.mix_source_rows`).
 MIX_SOURCES = ("nli", "negation_meaning")
-MIXABLE_KINDS = ("negation", "minimal_pairs")
+#: The kinds whose (anchor, positive, negative) rows the mix sources' rows match.
+MIXABLE_KINDS = tuple(name for name, kind in DATA_KINDS.items() if kind.mixable)
 LOSS_NAMES = tuple(LOSSES)
 
 #: Rows per batch every registered loss needs: each is an in-batch contrastive loss, whose negatives are the
 #: other rows of the batch. With one row an (anchor, positive) pair has no negative, so the loss is a
 #: constant 0 and nothing is learned.
 MIN_BATCH_SIZE = 2
-
-#: Builder arguments a recipe does not set in ``data.options`` (the recipe machinery passes them).
-_MACHINERY_OPTIONS = frozenset(
-    {"model", "seed", "cache_dir", "show_progress_bar", "negator", "positive_generators", "paraphrase_generators"}
-)
 
 
 @dataclass
@@ -191,45 +187,17 @@ def _check_mix(data: DataConfig, where: str) -> None:
 
 
 def _check_data(data: DataConfig, where: str) -> None:
-    """The data kind, and its options against the builder's signature and the builder's own range checks."""
+    """The data kind (:data:`st_debias.data.kinds.DATA_KINDS`), its options (against the builder's signature and
+    the builder's own range checks) and the mix."""
     if data.kind not in DATA_KINDS:
-        raise ValueError(f"Recipe {where}: data.kind must be one of {DATA_KINDS}, got {data.kind!r}.")
+        raise ValueError(f"Recipe {where}: data.kind must be one of {tuple(DATA_KINDS)}, got {data.kind!r}.")
     _check_mix(data, where)
     if not isinstance(data.options, dict):
         raise ValueError(f"Recipe {where}: data.options must be a mapping, got {data.options!r}.")
-    options = dict(data.options)
-    if data.kind == "simcse":
-        if options:
-            raise ValueError(f"Recipe {where}: data kind 'simcse' takes no options, got {sorted(options)}.")
-        return
-    if data.kind == "minimal_pairs":
-        from st_debias.data.minimal_pairs import MinimalPairBuilder as builder
-    elif data.kind == "ipw":
-        from st_debias.data.ipw.builder import IPWBuilder as builder
-    else:
-        from st_debias.data.generators import GENERATOR_CHOICES
-        from st_debias.data.negation.builder import OssCSEBuilder as builder
-
-        source = options.pop("generator", "syntactic")
-        if source not in GENERATOR_CHOICES:
-            raise ValueError(
-                f"Recipe {where}: data.options.generator (older name: paraphrases) must be one of {list(GENERATOR_CHOICES)}, "
-                f"got {source!r}."
-            )
-    accepted = [name for name in inspect.signature(builder).parameters if name not in _MACHINERY_OPTIONS]
-    unknown = sorted(set(options) - set(accepted))
-    if unknown:
-        extra = ["generator"] if data.kind == "negation" else []
-        raise ValueError(
-            f"Recipe {where}: data.options {unknown} are not options of the {data.kind} builder; "
-            f"it takes {extra + accepted}."
-        )
-    generators = {"ipw": {"positive_generators": []}, "negation": {"paraphrase_generators": []}}.get(data.kind, {})
-    options = {key: tuple(value) if isinstance(value, list) else value for key, value in options.items()}
     try:
-        builder(**generators, **options)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"Recipe {where}: data.options: {error}") from error
+        DATA_KINDS[data.kind].check_options(data.options)
+    except ValueError as error:
+        raise ValueError(f"Recipe {where}: {error}") from error
 
 
 def _check_loss(loss: LossConfig, where: str) -> None:

@@ -13,24 +13,16 @@ from typing import Any
 import numpy as np
 from datasets import Dataset, load_from_disk
 
-from st_debias.data.io.corpus import clean_sentences, read_sentences
-from st_debias.data.io.embeddings import cache_root
-from st_debias.files import atomic_write_json, publish_folder, remove_stale_staging
+from st_debias.data.io.corpus import read_sentences
+from st_debias.data.kinds import DATA_KINDS
+from st_debias.files import atomic_write_json, staged_folder
+from st_debias.paths import cache_root
 from st_debias.progress import announce
 
 from .config import Recipe
 
 __all__ = ["build_rows", "cache_root", "read_corpus"]
 logger = logging.getLogger(__name__)
-
-#: What each data kind builds, for the one-line announcement before building.
-_ROW_KINDS = {
-    "simcse": "(anchor, anchor) SimCSE pairs",
-    "ipw": "DebCSE inverse-propensity-weighted (anchor, positive, negative) rows",
-    "negation": "(anchor, paraphrase, negation) rows with spaCy negations",
-    "minimal_pairs": "cue-balanced (anchor, positive, negative) minimal pairs",
-}
-
 
 def read_corpus(path: str | os.PathLike[str] | None, count: int) -> list[str]:
     """The first ``count`` sentences of ``path`` (default: the shared Wikipedia sample), with a clear error."""
@@ -52,24 +44,10 @@ def _key(recipe: Recipe, sentences: list[str], model: Any, max_rows: int | None 
         "seed": recipe.training.seed,
         "model": model_fingerprint(model),
         "sentences": hashlib.sha256("\n".join(sentences).encode()).hexdigest(),
-        "generators": _generator_versions(recipe),
+        "generators": DATA_KINDS[recipe.data.kind].versions(),
         "format": 2,
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:20]
-
-
-def _generator_versions(recipe: Recipe) -> dict[str, int]:
-    """Versions of the rule-based generators a recipe's rows depend on: new rules must not reuse old rows."""
-    if recipe.data.kind not in ("negation", "minimal_pairs"):
-        return {}
-    from st_debias.data.paraphrase.syntactic import SyntacticParaphraser
-
-    versions = {"syntactic": SyntacticParaphraser.version}
-    if recipe.data.kind == "minimal_pairs":
-        from st_debias.data.minimal_pairs import MinimalPairBuilder
-
-        versions["minimal_pairs"] = MinimalPairBuilder.version
-    return versions
 
 
 def build_rows(
@@ -106,15 +84,16 @@ def _built_rows(
     if cached is not None:
         announce(f"Reusing the {recipe.data.kind} rows cached at {folder}.", show_progress_bar)
         return cached
+    kind = DATA_KINDS[recipe.data.kind]
     announce(
-        f"Building rows: {_ROW_KINDS[recipe.data.kind]} from {len(sentences):,} corpus sentences "
-        f"(up to {wanted:,} rows kept)…",
+        f"Building rows: {kind.description} from {len(sentences):,} corpus sentences (up to {wanted:,} rows kept)…",
         show_progress_bar,
     )
-    builders = {
-        "simcse": _simcse_rows, "ipw": _ipw_rows, "negation": _negation_rows, "minimal_pairs": _minimal_pair_rows,
-    }
-    rows, report = builders[recipe.data.kind](recipe, sentences, model, cache_dir, show_progress_bar)
+    rows, built = kind.build(
+        sentences, seed=recipe.training.seed, options=recipe.data.options, model=model, cache_dir=cache_dir,
+        show_progress_bar=show_progress_bar,
+    )
+    report = built.as_dict()
     if len(rows) > wanted:
         # Builders that skip sentences read more of the corpus; every recipe trains on the same budget.
         report["rows_built"] = len(rows)
@@ -180,8 +159,8 @@ def mix_source_rows(
     * ``negation_meaning``: from each corpus sentence "X is A" with a curated antonym B
       (:mod:`st_debias.data.negation.meaning`), the rows ("X is not A", "X is B", "X is not B") and ("X is not
       B", "X is A", "X is not A"): a negated anchor whose positive has no negation and whose negative has
-      one, the cue of the other rows reversed. Built with spaCy once per corpus and cached under
-      ``rows/`` of the cache folder.
+      one, the cue of the other rows reversed. Built with spaCy once per corpus and cached
+      (:func:`~st_debias.data.negation.meaning.cached_negation_meaning_quadruples`).
     """
     if source == "nli":
         from st_debias.data.io.nli import load_nli_triplets
@@ -192,36 +171,14 @@ def mix_source_rows(
     if source == "negation_meaning":
         if not sentences:
             raise ValueError("The negation_meaning mix source needs the corpus sentences.")
-        quadruples = _negation_meaning_quadruples(sentences, cache_dir)
+        from st_debias.data.negation.meaning import cached_negation_meaning_quadruples
+
+        built = cached_negation_meaning_quadruples(sentences, cache_dir)
         rows = []
-        for a, not_a, b, not_b in zip(*(quadruples[k] for k in _QUADRUPLE_COLUMNS), strict=True):
+        for a, not_a, b, not_b in zip(built.affirmative, built.negated, built.antonym, built.negated_antonym, strict=True):
             rows += [(not_a, b, not_b), (not_b, a, not_a)]
-        return rows, {"sentences": len(sentences), "quadruples": len(rows) // 2, "declined": quadruples["declined"]}
+        return rows, {"sentences": len(sentences), "quadruples": len(built), "declined": dict(sorted(built.declined.items()))}
     raise ValueError(f"Unknown mix source {source!r}")
-
-
-_QUADRUPLE_COLUMNS = ("affirmative", "negated", "antonym", "negated_antonym")
-
-
-def _negation_meaning_quadruples(sentences: list[str], cache_dir: Any) -> dict[str, Any]:
-    """The negation-meaning quadruples of ``sentences``, from the cache or built (spaCy) and cached."""
-    from st_debias.data.negation.meaning import NEGATION_MEANING_VERSION, negation_meaning_quadruples
-    from st_debias.files import atomic_write_json
-
-    digest = hashlib.sha256("\n".join(sentences).encode()).hexdigest()[:20]
-    path = cache_root(cache_dir) / "rows" / f"negation-meaning-{digest}-v{NEGATION_MEANING_VERSION}.json"
-    if path.is_file():
-        try:
-            cached = json.loads(path.read_text(encoding="utf-8"))
-            if all(isinstance(cached.get(k), list) for k in _QUADRUPLE_COLUMNS):
-                return cached
-        except ValueError:
-            pass
-        logger.warning("Negation-meaning cache entry %s is unreadable; rebuilding it.", path)
-    built = negation_meaning_quadruples(sentences)
-    data = {**{k: getattr(built, k) for k in _QUADRUPLE_COLUMNS}, "declined": dict(sorted(built.declined.items()))}
-    atomic_write_json(path, data, indent=None)
-    return data
 
 
 def _read_cached_rows(folder: Path) -> tuple[Dataset, dict[str, Any]] | None:
@@ -239,67 +196,7 @@ def _read_cached_rows(folder: Path) -> tuple[Dataset, dict[str, Any]] | None:
 
 
 def _write_cached_rows(folder: Path, rows: Dataset, report: dict[str, Any]) -> None:
-    """Write the entry under a temporary name and rename it into place: a crash never leaves a half entry."""
-    remove_stale_staging(folder.parent)
-    staging = folder.with_name(f".{folder.name}.{os.getpid()}.tmp")
-    shutil.rmtree(staging, ignore_errors=True)
-    try:
+    """Publish the entry whole (:func:`~st_debias.files.staged_folder`); a concurrent writer's copy may win."""
+    with staged_folder(folder, replace=False) as staging:
         rows.save_to_disk(str(staging / "dataset"))
         atomic_write_json(staging / "report.json", report)
-        publish_folder(staging, folder)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-
-
-def _simcse_rows(recipe, sentences, model, cache_dir, show_progress_bar) -> tuple[Dataset, dict[str, Any]]:
-    if recipe.data.options:
-        raise ValueError(f"Recipe {recipe.name}: data kind 'simcse' takes no options, got {sorted(recipe.data.options)}.")
-    cleaned = clean_sentences(sentences)
-    report = {"builder": "simcse", "inputs": len(sentences), "rows": len(cleaned.sentences), "skipped": dict(cleaned.skipped)}
-    return Dataset.from_dict({"anchor": cleaned.sentences, "positive": cleaned.sentences}), report
-
-
-def _ipw_rows(recipe, sentences, model, cache_dir, show_progress_bar) -> tuple[Dataset, dict[str, Any]]:
-    from st_debias.data.ipw.builder import IPWBuilder
-
-    options = dict(recipe.data.options)
-    builder = IPWBuilder(
-        model, seed=recipe.training.seed, cache_dir=cache_dir, show_progress_bar=show_progress_bar, **options
-    )
-    rows = builder.build(sentences)
-    return rows, builder.report.as_dict()
-
-
-def _negation_rows(recipe, sentences, model, cache_dir, show_progress_bar) -> tuple[Dataset, dict[str, Any]]:
-    """OssCSE rows (anchor, paraphrase, negation); ``options.generator`` picks the paraphrase source.
-
-    The choices (``syntactic``, the default; ``syntactic+edits``; ``edits``; ``dropout``, the anchor standing in
-    for its paraphrase, OssCSE's ablation) are :func:`st_debias.data.builders.candidate_generators`'s. Other
-    options go to :class:`~st_debias.data.negation.builder.OssCSEBuilder`.
-    """
-    from st_debias.data.builders import candidate_generators
-    from st_debias.data.negation.builder import OssCSEBuilder
-
-    options = dict(recipe.data.options)
-    source = options.pop("generator", "syntactic")
-    generators = candidate_generators(source, "negation", mer_range=options.get("mer_range", (0.15, 0.6)))
-    if source == "dropout":
-        options["on_missing_paraphrase"] = "anchor"
-    builder = OssCSEBuilder(
-        paraphrase_generators=generators, seed=recipe.training.seed, show_progress_bar=show_progress_bar, **options
-    )
-    rows = builder.build(sentences)
-    report = builder.report.as_dict()
-    report["paraphrase_source"] = source
-    return rows, report
-
-
-def _minimal_pair_rows(recipe, sentences, model, cache_dir, show_progress_bar) -> tuple[Dataset, dict[str, Any]]:
-    """Cue-balanced (anchor, positive, negative) minimal pairs; options go to
-    :class:`~st_debias.data.minimal_pairs.MinimalPairBuilder` (``shares``, ``on_missing_positive``)."""
-    from st_debias.data.minimal_pairs import MinimalPairBuilder
-
-    builder = MinimalPairBuilder(seed=recipe.training.seed, show_progress_bar=show_progress_bar, **recipe.data.options)
-    rows = builder.build(sentences)
-    return rows, builder.report.as_dict()

@@ -31,8 +31,6 @@ RUN_FILE = "run.json"
 LOCK_FILE = ".run.lock"
 # What a run writes into its folder: removed by --overwrite (nothing else in the folder is touched).
 RUN_OUTPUTS = (RUN_FILE, "checkpoints", "model", "eval", "data_report.json")
-# The model is saved here, then renamed to model/ once complete.
-STAGING_MODEL = ".model.partial"
 CHECKPOINT_PREFIX = "checkpoint-"
 # The trainer writes trainer_state.json last: a checkpoint without it (or without whole weights) was cut short.
 CHECKPOINT_WEIGHTS = ("model.safetensors", "pytorch_model.bin")
@@ -173,7 +171,7 @@ def prepare_output(output_dir: Path, identity: dict[str, Any], *, resume: bool, 
 
 def _remove_staging(output_dir: Path) -> None:
     """Remove what a killed run left half-written in ``output_dir`` (the caller holds the folder's lock)."""
-    for path in [output_dir / STAGING_MODEL, *output_dir.glob(".*.tmp")]:
+    for path in output_dir.glob(".*.tmp"):  # staged model/ (st_debias.files.staged_folder), temporary files
         if path.exists():
             shutil.rmtree(path) if path.is_dir() else path.unlink()
             logger.warning("Removed %s, left half-written by a run that was killed.", path)

@@ -1,4 +1,6 @@
-"""Run a recipe end to end: build (cached) rows, train with SentenceTransformerTrainer, evaluate before/after."""
+"""Run a recipe end to end, in four phases: prepare (run folder, start model, corpus), rows and loss (cached rows,
+the start model's evaluation), train and select (SentenceTransformerTrainer; :mod:`~st_debias.recipes.selection`),
+publish (the kept model with its card, reports, the evaluation after training)."""
 
 from __future__ import annotations
 
@@ -6,35 +8,31 @@ import copy
 import functools
 import inspect
 import logging
-import math
 import os
-import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from st_debias.files import atomic_write_json, atomic_write_text, no_space_error
+from st_debias.data.kinds import DATA_KINDS
+from st_debias.files import atomic_write_json, atomic_write_text, no_space_error, staged_folder
 from st_debias.paths import load_model, resolve_model_name
 from st_debias.progress import announce, torch_threads
 
 from .config import Recipe, TrainingConfig
 from .data import build_rows, read_corpus
 from .losses import build_loss
-from .run_folder import STAGING_MODEL, hold_run_folder, prepare_output, resume_checkpoint, run_identity
+from .run_folder import hold_run_folder, prepare_output, resume_checkpoint, run_identity
+from .selection import BEST_METRIC, StartCandidate, select_weights
 
 if TYPE_CHECKING:
-    import torch
     from sentence_transformers import SentenceTransformer
-    from transformers import TrainerState
+    from sentence_transformers import SentenceTransformerTrainingArguments as TrainingArguments
 
 logger = logging.getLogger(__name__)
-BEST_METRIC = "eval_sts-dev_spearman_cosine"
-
-#: Corpus sentences read per wanted row, by data kind: builders that skip sentences need more than one each.
-CORPUS_OVERSAMPLE = {"negation": 3, "minimal_pairs": 2}
 
 
 @dataclass
@@ -136,14 +134,15 @@ def train_recipe(
         resume_from_checkpoint: True (newest complete checkpoint in ``output_dir/checkpoints``) or a checkpoint
             path; the folder's ``run.json`` must name the same recipe, model, corpus and seed.
         evaluate: run the STS suite and bias probes before and after training.
-        eval_tasks: evaluation groups (``sts``, ``bias``, ``mteb``).
+        eval_tasks: evaluation groups (``sts``, ``bias``, ``mteb``, ``transfer``).
         quick_eval: score STS-B and SICK-R test only (plus the bias probes), labelled as such, instead of the STS-7.
-        sts_tasks: the STS sets to score, overriding ``quick_eval`` (e.g. ``("STSBenchmark",)`` for a large model
-            on a CPU); any set other than the STS-7 is labelled in the results and the report.
+        sts_tasks: the STS sets to score, overriding ``quick_eval`` (``train --sts-tasks``; e.g.
+            ``("STSBenchmark",)`` for a large model on a CPU); any set other than the STS-7 is labelled in the
+            results and the report.
         cache_dir: where built rows and evaluations are cached (default ``$ST_DEBIAS_CACHE`` or ~/.cache/st_debias).
         show_progress_bar: tqdm bars while building, training and evaluating.
         gradient_share_every: log each loss part's share of the gradient norm every this many steps
-            (:class:`~st_debias.recipes.callbacks.GradientShareCallback`; 0 = off).
+            (``train --log-gradient-shares``; :class:`~st_debias.recipes.callbacks.GradientShareCallback`; 0 = off).
         overwrite: replace a run already in ``output_dir`` (without it, such a folder is refused).
         start_as_candidate: score the start model on STS-B dev too, as checkpoint 0: when no checkpoint scores
             above it, the saved model is the start model, with a warning (``best_checkpoint`` is ``"start"``).
@@ -158,48 +157,80 @@ def train_recipe(
     Under ``torchrun``, global rank 0 locks and checks the output folder, builds the rows (the other ranks wait, then
     read them from the cache), evaluates and saves; every rank trains.
     """
-    import torch
-    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
-    from sentence_transformers.base.sampler import BatchSamplers
-
-    from st_debias.evaluation import (
-        QUICK_STS_TASKS,
-        STS_TASKS,
-        compare_table,
-        evaluate_or_reuse,
-        sts_dev_evaluator,
-        write_report,
-        write_results,
+    run = _prepare(
+        recipe, model, corpus, Path(output_dir), data_dir, resume_from_checkpoint, overwrite,
+        evaluate=evaluate, eval_tasks=eval_tasks, quick_eval=quick_eval, sts_tasks=sts_tasks, cache_dir=cache_dir,
+        show_progress_bar=show_progress_bar,
     )
-    from st_debias.recipes.callbacks import FindBestCheckpoint, GradientShareCallback
+    before = _evaluate(run, f"{run.start_label} (start)") if evaluate and run.main_process else None
+    with _training_length(run.model, recipe.training.max_seq_length):
+        rows, data_report, loss = _rows_and_loss(run)
+        trainer = _train(run, rows, loss, gradient_share_every, start_as_candidate)
+    if not run.main_process:
+        return TrainResult(run.output_dir, run.output_dir / "model", None, None, None, data_report,
+                           trainer.state.best_model_checkpoint, list(trainer.state.log_history))
+    return _publish(run, trainer, before, data_report)
 
-    from .stopping import SaveAndStopOnSignal, StopOnNonFinite, TrainingInterrupted
+
+@dataclass
+class _Run:
+    """What the phases of one :func:`train_recipe` call share."""
+
+    recipe: Recipe
+    output_dir: Path
+    data_dir: str | None
+    cache: Path | None
+    main_process: bool
+    model: SentenceTransformer
+    start_label: str
+    sentences: list[str]
+    rows_wanted: int
+    checkpoint: str | None
+    args: TrainingArguments
+    evaluate: bool
+    eval_tasks: tuple[str, ...]
+    sts_tasks: tuple[str, ...]
+    show_progress_bar: bool
+    start: StartCandidate | None = None
+    dev_evaluator: Any = None
+
+
+def _prepare(
+    recipe: Recipe, model: Any, corpus: Any, output_dir: Path, data_dir: str | None, resume: bool | str | None,
+    overwrite: bool, *, evaluate: bool, eval_tasks: tuple[str, ...], quick_eval: bool,
+    sts_tasks: Sequence[str] | None, cache_dir: Any, show_progress_bar: bool,
+) -> _Run:
+    """Check the budget, claim the run folder, load the start model and read the corpus."""
+    from st_debias.evaluation import QUICK_STS_TASKS, STS_TASKS
 
     training = recipe.training
     check_budget(training)
-    output_dir = Path(output_dir)
-    cache = Path(cache_dir) if cache_dir else None
     main_process = is_main_process()
     identity = run_identity(recipe, resolve_model_name(model), corpus)
     if main_process:
-        prepare_output(output_dir, identity, resume=bool(resume_from_checkpoint), overwrite=overwrite)
-    checkpoint = (
-        resume_checkpoint(output_dir / "checkpoints", resume_from_checkpoint, identity)
-        if resume_from_checkpoint
-        else None
-    )
+        prepare_output(output_dir, identity, resume=bool(resume), overwrite=overwrite)
+    checkpoint = resume_checkpoint(output_dir / "checkpoints", resume, identity) if resume else None
     start_model = load_start_model(model)
-    inference_length = start_model.max_seq_length  # evaluation and the saved model keep the model's own length
-    start_label = str(model or "all-MiniLM-L6-v2")
     # --batch-size is per process: under torchrun every step consumes batch_size rows on each process.
     rows_wanted = training.steps * training.batch_size * int(os.environ.get("WORLD_SIZE", "1"))
-    # The negation builder skips sentences with no negation or no paraphrase: read more than the rows needed.
-    oversample = CORPUS_OVERSAMPLE.get(recipe.data.kind, 1)
-    sentences = read_corpus(corpus, training.sentences or oversample * rows_wanted)
+    sentences = read_corpus(corpus, training.sentences or DATA_KINDS[recipe.data.kind].oversample * rows_wanted)
     if sts_tasks is None:
         sts_tasks = QUICK_STS_TASKS if quick_eval else STS_TASKS
-    sts_tasks = tuple(sts_tasks)
-    args = SentenceTransformerTrainingArguments(
+    return _Run(
+        recipe=recipe, output_dir=output_dir, data_dir=data_dir, cache=Path(cache_dir) if cache_dir else None,
+        main_process=main_process, model=start_model, start_label=str(model or "all-MiniLM-L6-v2"),
+        sentences=sentences, rows_wanted=rows_wanted, checkpoint=checkpoint,
+        args=_training_arguments(training, output_dir, show_progress_bar), evaluate=evaluate,
+        eval_tasks=tuple(eval_tasks), sts_tasks=tuple(sts_tasks), show_progress_bar=show_progress_bar,
+    )
+
+
+def _training_arguments(training: TrainingConfig, output_dir: Path, show_progress_bar: bool) -> TrainingArguments:
+    import torch
+    from sentence_transformers import SentenceTransformerTrainingArguments
+    from sentence_transformers.base.sampler import BatchSamplers
+
+    return SentenceTransformerTrainingArguments(
         output_dir=str(output_dir / "checkpoints"),
         max_steps=training.steps,
         per_device_train_batch_size=training.batch_size,
@@ -225,125 +256,139 @@ def train_recipe(
         # torchrun without an accelerator: transformers only goes multi-process (gloo) when told to use the CPU.
         use_cpu=int(os.environ.get("WORLD_SIZE", "1")) > 1 and not torch.accelerator.is_available(),
     )
-    before = None
-    # Rank 0 first: it evaluates the start model and builds (and caches) the rows; the others then read the cache.
-    with args.main_process_first(local=False, desc="st-debias: building training rows"):
-        if evaluate and main_process:
-            before = evaluate_or_reuse(
-                start_model, eval_tasks, data_dir, label=f"{start_label} (start)", cache_dir=cache,
-                show_progress_bar=show_progress_bar, sts_tasks=sts_tasks,
-            )
-        start_model.max_seq_length = training.max_seq_length
-        rows, data_report = build_rows(
-            recipe, sentences, start_model, cache_dir=cache, show_progress_bar=show_progress_bar, max_rows=rows_wanted,
-            data_dir=data_dir,
-        )
-    check_rows_fill_a_batch(recipe, rows, data_report, len(sentences), processes=args.world_size)
-    guide = None
-    if recipe.loss.guide is not None:
-        guide = copy.deepcopy(start_model) if recipe.loss.guide == "start" else load_start_model(recipe.loss.guide)
-        guide.max_seq_length = training.max_seq_length
-        guide.requires_grad_(False)
-        guide.eval()
-    loss, rows = build_loss(recipe, start_model, rows, guide=guide, show_progress_bar=show_progress_bar)
 
-    dev_evaluator = sts_dev_evaluator(data_dir)
-    start_candidate = None
-    if start_as_candidate and main_process:
+
+@contextmanager
+def _training_length(model: SentenceTransformer, length: int) -> Iterator[None]:
+    """Rows are built and training runs at the recipe's ``max_seq_length``; evaluation and the saved model keep
+    the model's own."""
+    own = model.max_seq_length
+    model.max_seq_length = length
+    try:
+        yield
+    finally:
+        model.max_seq_length = own
+
+
+def _rows_and_loss(run: _Run) -> tuple[Any, dict[str, Any], Any]:
+    """The training rows (built on rank 0 and cached) and the loss."""
+    # Rank 0 first: it builds (and caches) the rows; the others then read the cache.
+    with run.args.main_process_first(local=False, desc="st-debias: building training rows"):
+        rows, data_report = build_rows(
+            run.recipe, run.sentences, run.model, cache_dir=run.cache, show_progress_bar=run.show_progress_bar,
+            max_rows=run.rows_wanted, data_dir=run.data_dir,
+        )
+    check_rows_fill_a_batch(run.recipe, rows, data_report, len(run.sentences), processes=run.args.world_size)
+    loss, rows = build_loss(run.recipe, run.model, rows, guide=_guide(run), show_progress_bar=run.show_progress_bar)
+    return rows, data_report, loss
+
+
+def _guide(run: _Run) -> SentenceTransformer | None:
+    """The frozen guide model of InstanceWeightedMNRL (``loss.guide``), at the training length; None without one."""
+    guide_name = run.recipe.loss.guide
+    if guide_name is None:
+        return None
+    guide = copy.deepcopy(run.model) if guide_name == "start" else load_start_model(guide_name)
+    guide.max_seq_length = run.model.max_seq_length
+    guide.requires_grad_(False)
+    guide.eval()
+    return guide
+
+
+def _evaluate(run: _Run, label: str) -> dict[str, Any]:
+    """Evaluate ``run.model`` at its own ``max_seq_length`` (the evaluation suite's), not the training length."""
+    from st_debias.evaluation import evaluate_or_reuse
+
+    return evaluate_or_reuse(
+        run.model, run.eval_tasks, run.data_dir, label=label, cache_dir=run.cache,
+        show_progress_bar=run.show_progress_bar, sts_tasks=run.sts_tasks,
+    )
+
+
+def _train(run: _Run, rows: Any, loss: Any, gradient_share_every: int, start_as_candidate: bool):
+    """Train with STS-B dev checkpoints (rank 0 scores the start model first, as checkpoint 0); return the trainer."""
+    from sentence_transformers import SentenceTransformerTrainer
+
+    from st_debias.evaluation import sts_dev_evaluator
+    from st_debias.recipes.callbacks import FindBestCheckpoint, GradientShareCallback
+
+    from .stopping import SaveAndStopOnSignal, StopOnNonFinite, TrainingInterrupted
+
+    training, checkpoints = run.recipe.training, run.output_dir / "checkpoints"
+    run.dev_evaluator = sts_dev_evaluator(run.data_dir)
+    if start_as_candidate and run.main_process:
         # The start model competes with the checkpoints: its dev score at the training length (as theirs) and a
         # CPU copy of its weights to restore if it wins.
         announce(
-            f"Scoring the start model on STS-B dev ({len(dev_evaluator.sentences1):,} pairs, up to "
+            f"Scoring the start model on STS-B dev ({len(run.dev_evaluator.sentences1):,} pairs, up to "
             f"{training.max_seq_length} tokens) as checkpoint 0 of the selection…",
-            show_progress_bar,
+            run.show_progress_bar,
         )
-        start_candidate = _StartCandidate.score(start_model, dev_evaluator)
+        run.start = StartCandidate.score(run.model, run.dev_evaluator)
     stop_on_signal = SaveAndStopOnSignal()
+    callbacks = [stop_on_signal, StopOnNonFinite(loss, checkpoints), FindBestCheckpoint(checkpoints)]
+    if gradient_share_every:
+        callbacks.append(GradientShareCallback(loss, every=gradient_share_every))
     trainer = SentenceTransformerTrainer(
-        model=start_model,
-        args=args,
-        train_dataset=rows,
-        loss=loss,
-        evaluator=dev_evaluator,
-        callbacks=[stop_on_signal, StopOnNonFinite(loss, output_dir / "checkpoints"),
-                   FindBestCheckpoint(output_dir / "checkpoints")]
-        + ([GradientShareCallback(loss, every=gradient_share_every)] if gradient_share_every else []),
+        model=run.model, args=run.args, train_dataset=rows, loss=loss, evaluator=run.dev_evaluator,
+        callbacks=callbacks,
     )
-    if main_process:
+    if run.main_process:
         announce(
             f"Training: {training.steps} steps of {training.batch_size} rows ({', '.join(rows.column_names)}; up to "
             f"{training.max_seq_length} tokens) from {len(rows)} rows, STS-B dev every {training.eval_steps} steps "
-            f"to keep the best checkpoint ({torch_threads()}) -> {output_dir}…",
-            show_progress_bar,
+            f"to keep the best checkpoint ({torch_threads()}) -> {run.output_dir}…",
+            run.show_progress_bar,
         )
     with stop_on_signal:
         try:
-            trainer.train(resume_from_checkpoint=checkpoint)
+            trainer.train(resume_from_checkpoint=run.checkpoint)
         except Exception as error:  # a full disk while saving a checkpoint: say where, and how much
-            full = no_space_error(error, output_dir / "checkpoints", 3 * _state_bytes(start_model))
+            full = no_space_error(error, checkpoints, 3 * _state_bytes(run.model))
             if full is None:
                 raise
             raise full from error
     step = trainer.state.global_step
     if stop_on_signal.received is not None:
-        saved = output_dir / "checkpoints" / f"checkpoint-{step}"
+        saved = checkpoints / f"checkpoint-{step}"
         raise TrainingInterrupted(stop_on_signal.received, step, str(saved) if saved.is_dir() else None)
     if step == 0:
         raise ValueError(
             f"Training ran 0 steps ({len(rows)} rows, batch size {training.batch_size}); no model was saved."
         )
+    return trainer
 
-    start_model.max_seq_length = inference_length
-    model_dir = output_dir / "model"
-    after = table = None
-    if not main_process:
-        return TrainResult(output_dir, model_dir, None, None, None, data_report,
-                           trainer.state.best_model_checkpoint, list(trainer.state.log_history))
-    best_checkpoint = trainer.state.best_model_checkpoint
-    held_score = _held_dev_score(trainer.state)
-    selection: dict[str, Any] = {
-        "metric": BEST_METRIC,
-        "best_checkpoint": best_checkpoint,
-        "best_checkpoint_score": held_score if held_score is not None and math.isfinite(held_score) else None,
-    }
-    card = start_model.model_card_data
+
+def _publish(run: _Run, trainer: Any, before: dict[str, Any] | None, data_report: dict[str, Any]) -> TrainResult:
+    """Keep the selected weights, save them with their model card, write the reports and evaluate after training."""
+    from st_debias.evaluation import compare_table, write_report, write_results
+
+    recipe, model = run.recipe, run.model
+    card = model.model_card_data
     card.add_tags(["st-debias", f"st-debias-recipe-{recipe.name}"])
-    card.model_name = f"{start_label} fine-tuned with the st_debias '{recipe.name}' recipe (v{recipe.version})"
+    card.model_name = f"{run.start_label} fine-tuned with the st_debias '{recipe.name}' recipe (v{recipe.version})"
+    selection = select_weights(trainer.state, model, run.start, run.dev_evaluator)
+    best_checkpoint = selection["kept"]
     trained_label = f"{recipe.name} (trained)"
-    if start_candidate is not None:
-        selection["start_score"] = start_candidate.dev_score
-        if start_candidate.holds_against(held_score):
-            start_candidate.restore(start_model)
-            best_checkpoint = "start"
-            card.model_name = (f"{start_label} (start weights kept: no '{recipe.name}' checkpoint beat them on "
-                               "STS-B dev)")
-            card.set_best_model_step(0)
-            card.eval_results_dict[dev_evaluator] = start_candidate.metrics
-            trained_label = f"{recipe.name} (start weights kept)"
-            logger.warning(
-                "No checkpoint beat the start model on STS-B dev (start %.4f, best checkpoint %s at %s): the saved "
-                "model is the start model. Train fewer steps or at a lower --learning-rate.",
-                start_candidate.dev_score, "NaN" if selection["best_checkpoint_score"] is None
-                else f"{held_score:.4f}", trainer.state.best_model_checkpoint or "the last step",
-            )
-    selection["kept"] = best_checkpoint
-    _save_model(start_model, recipe, model_dir)
-    atomic_write_json(output_dir / "data_report.json", data_report)
-    atomic_write_json(output_dir / "selection.json", selection)
+    if best_checkpoint == "start":
+        card.model_name = f"{run.start_label} (start weights kept: no '{recipe.name}' checkpoint beat them on STS-B dev)"
+        trained_label = f"{recipe.name} (start weights kept)"
+    model_dir = run.output_dir / "model"
+    _save_model(model, recipe, model_dir)
+    atomic_write_json(run.output_dir / "data_report.json", data_report)
+    atomic_write_json(run.output_dir / "selection.json", selection)
 
-    if evaluate:
-        after = evaluate_or_reuse(
-            start_model, eval_tasks, data_dir, label=trained_label, cache_dir=cache,
-            show_progress_bar=show_progress_bar, sts_tasks=sts_tasks,
-        )
+    after = table = None
+    if run.evaluate:
+        after = _evaluate(run, trained_label)
         after["recipe"] = recipe.to_dict()
         after["best_checkpoint"] = best_checkpoint
         after["selection"] = selection
-        write_results([before, after], output_dir / "eval")
-        write_report([before, after], output_dir / "eval")
+        write_results([before, after], run.output_dir / "eval")
+        write_report([before, after], run.output_dir / "eval")
         table = compare_table([before, after])
     return TrainResult(
-        output_dir=output_dir,
+        output_dir=run.output_dir,
         model_dir=model_dir,
         before=before,
         after=after,
@@ -353,47 +398,6 @@ def train_recipe(
         log_history=list(trainer.state.log_history),
         selection=selection,
     )
-
-
-def _held_dev_score(state: TrainerState) -> float | None:
-    """STS-B dev score of the weights the model holds after training: the best checkpoint's when it was loaded,
-    else (a resumed run whose best checkpoint is gone, or no score ever above -inf) the last one logged."""
-    if state.best_model_checkpoint is not None and state.best_metric is not None:
-        return float(state.best_metric)
-    logged = [entry[BEST_METRIC] for entry in state.log_history if BEST_METRIC in entry]
-    return float(logged[-1]) if logged else None
-
-
-@dataclass
-class _StartCandidate:
-    """The start model as checkpoint 0 of the best-checkpoint selection: its dev metrics and its weights."""
-
-    metrics: dict[str, float]
-    state: dict[str, torch.Tensor]
-
-    @property
-    def dev_score(self) -> float:
-        return float(self.metrics[BEST_METRIC.removeprefix("eval_")])
-
-    @classmethod
-    def score(cls, model: SentenceTransformer, evaluator: Callable[..., dict[str, float]]) -> _StartCandidate:
-        # epoch/steps 0: the model card's training log shows the start as step 0, not as -1.
-        metrics = evaluator(model, epoch=0, steps=0)
-        key = BEST_METRIC.removeprefix("eval_")
-        if key not in metrics:
-            raise KeyError(f"the STS-B dev evaluator returned {sorted(metrics)}, not {key!r}")
-        state = {name: tensor.detach().to("cpu", copy=True) for name, tensor in model.state_dict().items()}
-        return cls(dict(metrics), state)
-
-    def holds_against(self, trained_score: float | None) -> bool:
-        """True when the trained weights scored no higher than the start model (a tie keeps the unchanged model,
-        a NaN score loses); False when nothing was scored, as nothing then says the training made it worse."""
-        if trained_score is None or not math.isfinite(self.dev_score):
-            return False
-        return not math.isfinite(trained_score) or self.dev_score >= trained_score
-
-    def restore(self, model: SentenceTransformer) -> None:
-        model.load_state_dict(self.state)
 
 
 def _state_bytes(model: Any) -> int:
@@ -410,17 +414,12 @@ def _save_model(model: Any, recipe: Recipe, model_dir: Path) -> None:
     from st_debias.evaluation.embeddings import EmbeddingCache
 
     EmbeddingCache(model).prefetch(_SAVE_CHECK_SENTENCES)  # refuses a model with non-finite embeddings
-    staging = model_dir.with_name(STAGING_MODEL)
-    shutil.rmtree(staging, ignore_errors=True)
     try:
-        model.save_pretrained(str(staging))
-        atomic_write_text(staging / "st_debias_recipe.yaml", yaml.safe_dump(recipe.to_dict(), sort_keys=False))
+        with staged_folder(model_dir) as staging:
+            model.save_pretrained(str(staging))
+            atomic_write_text(staging / "st_debias_recipe.yaml", yaml.safe_dump(recipe.to_dict(), sort_keys=False))
     except Exception as error:
-        shutil.rmtree(staging, ignore_errors=True)
         full = no_space_error(error, model_dir, _state_bytes(model))
         if full is None:
             raise
         raise full from error
-    if model_dir.exists():
-        shutil.rmtree(model_dir)
-    os.replace(staging, model_dir)

@@ -1,4 +1,4 @@
-"""benchmarks/interpolate_dev.py: the weight interpolation it scores."""
+"""benchmarks/selection/interpolate_dev.py: the weight interpolation it scores."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import torch
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "interpolate_dev.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "selection" / "interpolate_dev.py"
 
 
 def _module(monkeypatch):

@@ -1,4 +1,5 @@
-"""Provenance stamps and the reuse rule of the benchmark runner (no training: the runs are faked)."""
+"""Provenance stamps, the reuse rule of the benchmark runner and the tables of the recipe studies (no training:
+the runs are faked)."""
 
 from __future__ import annotations
 
@@ -9,20 +10,23 @@ from pathlib import Path
 
 import pytest
 
-from st_debias.provenance import PACKAGES, stamp, stamp_differences
+from benchmarks.harness import runner
+from benchmarks.harness.provenance import PACKAGES, stamp, stamp_differences
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+SCRIPTS = {"compare": BENCHMARKS / "compare" / "compare.py", "select_dev": BENCHMARKS / "selection" / "select_dev.py"}
 
 
 def _load(name: str):
-    sys.path.insert(0, str(BENCHMARKS))
+    path = SCRIPTS[name]
+    sys.path.insert(0, str(path.parent))
     try:
-        spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCHMARKS / f"{name}.py")
+        spec = importlib.util.spec_from_file_location(f"bench_{name}", path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         return module
     finally:
-        sys.path.remove(str(BENCHMARKS))
+        sys.path.remove(str(path.parent))
 
 
 def test_stamp_names_commit_packages_and_builders() -> None:
@@ -31,10 +35,8 @@ def test_stamp_names_commit_packages_and_builders() -> None:
 
     current = stamp()
     assert set(current["packages"]) == set(PACKAGES) and current["packages"]["torch"]
-    assert current["builders"] == {
-        "syntactic": SyntacticParaphraser.version,
-        "minimal_pairs": MinimalPairBuilder.version,
-    }
+    assert current["builders"]["syntactic"] == SyntacticParaphraser.version
+    assert current["builders"]["minimal_pairs"] == MinimalPairBuilder.version
     assert current["commit"] is None or len(current["commit"]) == 40
     assert "created" in current
 
@@ -54,7 +56,6 @@ def test_stamp_differences() -> None:
 
 def test_stale_result_is_rerun_unless_asked(tmp_path: Path, monkeypatch, capsys) -> None:
     """Failure mode: a result file from older code was silently reused after a code change."""
-    runner = _load("runner")
     current = {"commit": "c" * 40, "dirty": False, "packages": {}, "builders": {"syntactic": 2}}
     monkeypatch.setattr(runner, "stamp", lambda: current)
     trained: list[str] = []
@@ -272,3 +273,33 @@ def test_select_table_has_the_transfer_selection_average(monkeypatch, tmp_path: 
     assert "| transfer dev/CV |" in lines[4]
     assert next(line for line in lines if line.startswith("| start |")).endswith("| 82.68 | – |")
     assert "| 82.90 |" in next(line for line in lines if line.startswith("| v |"))
+
+
+def test_compare_table_fills_in_unstamped_results_from_the_archive(monkeypatch, tmp_path: Path) -> None:
+    """Failure mode: moving unstamped result files to ``archive/`` drops their rows from the study's table, or
+    an archived file is counted beside the stamped rerun of the same (recipe, seed)."""
+    module = _load("compare")
+    monkeypatch.setattr(module, "RESULTS", tmp_path)
+    (tmp_path / "archive").mkdir()
+    for recipe, stsb in (("simcse", 79.0), ("focal", 81.0)):
+        entry = _entry(recipe, 42, stsb, 70.0, limited=True)
+        (tmp_path / "archive" / f"{recipe}-seed42.json").write_text(json.dumps(entry))
+    (tmp_path / "simcse-seed42.json").write_text(json.dumps(_entry("simcse", 42, 83.0, 70.0, limited=True)))
+    text = module.write_table().read_text()
+    assert "| simcse | 1 | 84.00 |" in text  # the stamped rerun, not the archived file
+    assert "| focal | 1 | 82.00 |" in text
+    assert f"without a provenance stamp: `{tmp_path}/archive/*.json`" in text
+
+
+def test_select_table_fills_in_unstamped_results_from_the_archive(monkeypatch, tmp_path: Path) -> None:
+    module = _load("select_dev")
+    monkeypatch.setattr(module, "RESULTS", tmp_path)
+    monkeypatch.setattr(module, "start_scores", lambda refresh=True: {"dev": 86.0})
+    recipe = {"loss": {"name": "MarginNegationLoss", "params": {}, "recall_gamma": 0.0}, "data": {"options": {}}}
+    (tmp_path / "archive").mkdir()
+    for folder, variant, dev in ((tmp_path / "archive", "old", 85.5), (tmp_path, "new", 86.5)):
+        entry = {"variant": variant, "recipe": recipe, "scores": {"dev": dev}}
+        (folder / f"{variant}-seed42.json").write_text(json.dumps(entry))
+    lines = module.write_table().read_text().splitlines()
+    assert next(line for line in lines if line.startswith("| old |")).startswith("| old | 1 | 85.50 |")
+    assert next(line for line in lines if line.startswith("| new |")).startswith("| new | 1 | 86.50 |")

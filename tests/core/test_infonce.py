@@ -1,4 +1,4 @@
-"""InfoNCE over logits, masks and weights; candidate masks; noise negatives; validation."""
+"""InfoNCE over logits, masks and weights, and the weighted mean over rows."""
 
 from __future__ import annotations
 
@@ -61,55 +61,32 @@ def test_weighted_mean_divides_by_the_row_count():
     assert core.weighted_mean(values, torch.tensor([2.0, 0.0, 0.0, 0.0])).item() == 0.5
 
 
-def test_own_row_mask_follows_the_offset():
-    """Guards against the own-row diagonal placed at 0 on a rank whose rows start at ``offset``."""
-    mask = core.own_row_mask(2, 5, 2, offset=3)
-    assert mask.shape == (2, 10)
-    assert mask.nonzero().tolist() == [[0, 3], [0, 8], [1, 4], [1, 9]]
+def _reference_row(logits: list[float], positive: int, keep: list[bool], weights: list[float], include_positive: bool) -> float:
+    """-L[p] + log Σ_j keep_j w_j e^{L_j}, the positive counted with weight 1 (or left out), empty → 0."""
+    terms = [
+        (1.0 if j == positive else weights[j]) * math.exp(value)
+        for j, value in enumerate(logits)
+        if (j == positive and include_positive) or (j != positive and keep[j])
+    ]
+    total = math.fsum(terms)
+    return 0.0 if total == 0.0 else math.log(total) - logits[positive]
 
 
-def test_threshold_mask_tolerates_rounding_and_keeps_positives():
-    """Guards against φ = 1 missing identical texts whose float32 cosine is 0.99999994, and against
-    masking a kept entry."""
-    similarity = torch.tensor([[1.0 - 6e-8, 0.5, 0.95]])
-    keep = torch.tensor([[False, False, True]])
-    assert core.threshold_mask(similarity, 1.0).tolist() == [[False, True, True]]
-    assert core.threshold_mask(similarity, 0.9, keep=keep).tolist() == [[False, True, True]]
-
-
-def test_gather_rows_outside_a_process_group_is_the_identity():
-    """Guards against a gather that needs a process group (single-process training must not change)."""
-    columns = [torch.ones(3, 2), torch.zeros(3, 2)]
-    for enabled in (False, True):
-        gathered, offset = core.gather_rows(columns, enabled)
-        assert offset == 0 and all(g is c for g, c in zip(gathered, columns))
-
-
-@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
-def test_noise_negatives_are_finite_float32_and_raise_the_loss(dtype):
-    """Guards against NaN noise in float16 (its 1e-12 floor is 0) and against descent instead of ascent."""
-    generator = torch.Generator().manual_seed(7)
-    anchors = torch.randn(4, 6, generator=generator).to(dtype)
-    positives = anchors + 0.1 * torch.randn(4, 6, generator=generator).to(dtype)
-    positive = torch.arange(4)
-    noise = core.adversarial_noise(
-        anchors, positives, positive, 4, steps=0, step_size=0.5, scale=20.0, generator=torch.Generator().manual_seed(8)
-    )
-    refined = core.adversarial_noise(
-        anchors, positives, positive, 4, steps=4, step_size=0.5, scale=20.0, generator=torch.Generator().manual_seed(8)
-    )
-    assert refined.dtype == torch.float32 and torch.isfinite(refined).all()
-
-    def loss(extra: torch.Tensor) -> float:
-        return core.infonce(20.0 * core.similarity_matrix(anchors, torch.cat([positives.float(), extra])), positive).item()
-
-    assert loss(refined) > loss(noise)
-
-
-def test_check_finite_names_column_and_rows():
-    """Guards against an error that does not say where the NaN is."""
-    good, bad = torch.zeros(3, 2), torch.zeros(3, 2)
-    bad[1, 0] = math.inf
-    core.check_finite([good], "guide embeddings", "Loss")
-    with pytest.raises(ValueError, match=r"Loss: guide embeddings contain NaN or inf \(column 1, rows \[1\]\)"):
-        core.check_finite([good, bad], "guide embeddings", "Loss")
+@pytest.mark.parametrize("include_positive", [True, False])
+def test_infonce_per_row_and_weighted_mean_equal_the_formula(include_positive):
+    """Guards against masks, candidate weights, row weights or ``include_positive`` applied to the wrong
+    entries (checked against the module docstring's formula, written out with Python floats)."""
+    logits, positive = _logits(5, rows=4, columns=6), torch.tensor([0, 5, 2, 3])
+    generator = torch.Generator().manual_seed(6)
+    keep = torch.rand(4, 6, generator=generator) > 0.3
+    weights = torch.rand(4, 6, generator=generator, dtype=torch.float64) * 2
+    row_weights = torch.tensor([0.5, 1.0, 2.0, 0.0], dtype=torch.float64)
+    per_row = core.infonce_per_row(logits, positive, keep, weights, include_positive)
+    expected = [
+        _reference_row(logits[i].tolist(), int(positive[i]), keep[i].tolist(), weights[i].tolist(), include_positive)
+        for i in range(4)
+    ]
+    torch.testing.assert_close(per_row, torch.tensor(expected, dtype=torch.float64), rtol=0, atol=1e-12)
+    mean = core.infonce(logits, positive, keep, weights, row_weights, include_positive)
+    expected_mean = math.fsum(w * v for w, v in zip(row_weights.tolist(), expected)) / 4
+    assert abs(mean.item() - expected_mean) < 1e-12

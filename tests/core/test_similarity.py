@@ -83,3 +83,17 @@ def test_batch_standardize_half_precision_is_float32():
     """Guards against batch statistics computed in float16 (variance underflow, overflow of squares)."""
     x = torch.randn(6, 4, generator=torch.Generator().manual_seed(6)).half()
     assert core.batch_standardize(x).dtype == torch.float32
+
+
+def test_full_precision_switches_autocast_off_only_where_it_is_on():
+    """Guards against scores computed in bfloat16 under ``bf16=True`` training (autocast rounds a float32
+    matmul), and against a context that fails outside autocast."""
+    a, b = _pair(7)
+    with core.similarity.full_precision(a):
+        assert (a @ b.T).dtype == torch.float32
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert (a @ b.T).dtype == torch.bfloat16  # sanity: autocast does round the plain matmul
+        with core.similarity.full_precision(a):
+            exact = a @ b.T
+    assert exact.dtype == torch.float32
+    torch.testing.assert_close(exact, a @ b.T, rtol=0, atol=0)

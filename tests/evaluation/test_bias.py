@@ -11,10 +11,10 @@ from st_debias.evaluation.bias import (
     cont_oppn_scores,
     cont_oppn_split,
     negation_probe,
-    training_pair_statistics,
 )
 from st_debias.evaluation.bias_data import load_negation_pairs
 from st_debias.evaluation.embeddings import EmbeddingCache
+from st_debias.evaluation.pairs import training_pair_statistics
 from st_debias.evaluation.sts_data import STSData, load_sts
 
 # OssCSE Table 2 and the sizes the MER of docs/evaluation.md gives here.

@@ -6,10 +6,10 @@ import pytest
 
 from st_debias.evaluation.bias_data import (
     load_negation_pairs,
-    load_pair_rows,
     load_word_order_sentences,
     read_negation_tsv,
 )
+from st_debias.evaluation.pairs import load_pair_rows
 from st_debias.paths import DataNotFoundError
 
 
@@ -138,18 +138,20 @@ def test_negation_meaning_items_refuse_a_bad_range_or_an_empty_one(tmp_path):
 
 
 def test_negation_meaning_items_are_cached_on_disk(mini_data, tmp_path, monkeypatch):
-    """Built once per corpus: a new process (memory cleared) reads the cached items without parsing."""
+    """Built once per corpus: a new process (memory cleared) reads the cached quadruples without parsing; the probe
+    and the data.mix rows share that one cache (st_debias.data.negation.meaning)."""
+    from st_debias.data.negation import meaning
     from st_debias.evaluation import bias_data
 
     monkeypatch.setenv("ST_DEBIAS_CACHE", str(tmp_path))
     bias_data._memoised_negation_meaning_items.cache_clear()
     first = bias_data.load_negation_meaning_items(mini_data)
-    assert len(list((tmp_path / "probes").glob("negation-meaning-*.json"))) == 1
+    assert len(list((tmp_path / "negation-meaning").glob("*.json"))) == 1
     bias_data._memoised_negation_meaning_items.cache_clear()
 
     def refuse(*args, **kwargs):
         raise AssertionError("parsed again")
 
-    monkeypatch.setattr(bias_data, "_build_negation_meaning_items", refuse)
+    monkeypatch.setattr(meaning, "negation_meaning_quadruples", refuse)
     assert bias_data.load_negation_meaning_items(mini_data) == first
     bias_data._memoised_negation_meaning_items.cache_clear()

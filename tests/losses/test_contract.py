@@ -1,4 +1,5 @@
-"""One contract table over all five losses, then their named failure modes."""
+"""One contract table over every exported loss (keyed by ``st_debias.losses.__all__``), then their named
+failure modes."""
 
 from __future__ import annotations
 
@@ -12,27 +13,49 @@ import torch
 from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 from torch import nn
 
+import st_debias.losses
 from st_debias.losses import (
+    CachedDebiasInfoNCE,
     CachedFocalInfoNCE,
+    CachedInstanceWeightedMNRL,
+    CachedLoss,
     CachedMarginNegationLoss,
     DebiasInfoNCE,
     FocalInfoNCE,
     InstanceWeightedMNRL,
     MarginNegationLoss,
     RecallRegularizer,
+    SimilarityPreservation,
 )
 from tests.losses.conftest import make_guide
 from tests.reference import dclr_reference
 
 
+def _no_labels(embeddings: list[torch.Tensor]) -> None:
+    return None
+
+
 @dataclass
 class Case:
-    """A loss and the inputs it needs: ``num_columns`` embedding columns and row-aligned labels."""
+    """A loss and the inputs it needs: ``num_columns`` embedding columns, row-aligned labels and, for
+    ``reference=True`` (SimilarityPreservation), the reference model's embeddings of the anchors."""
 
     name: str
     build: Callable[[], nn.Module]
     num_columns: int
-    labels: Callable[[list[torch.Tensor]], torch.Tensor | None] = lambda embeddings: None
+    labels: Callable[[list[torch.Tensor]], torch.Tensor | None] = _no_labels
+    reference: bool = False
+
+    def inputs(
+        self, embeddings: list[torch.Tensor], dtype: torch.dtype | None = None
+    ) -> tuple[torch.Tensor | None, dict[str, torch.Tensor]]:
+        """``(labels, keyword tensors)`` for ``compute_loss_from_embeddings``, cast to ``dtype`` if given."""
+        labels = self.labels(embeddings)
+        extra = {"reference": _reference_embeddings(embeddings)} if self.reference else {}
+        if dtype is not None:
+            labels = None if labels is None else labels.to(dtype)
+            extra = {key: value.to(dtype) for key, value in extra.items()}
+        return labels, extra
 
 
 def _iw_labels(embeddings: list[torch.Tensor]) -> torch.Tensor:
@@ -41,6 +64,19 @@ def _iw_labels(embeddings: list[torch.Tensor]) -> torch.Tensor:
     weights = 0.5 + torch.rand(embeddings[0].size(0), 1, generator=generator, dtype=torch.float64)
     guide = [e.detach() + 0.6 * torch.randn(e.shape, generator=generator, dtype=e.dtype) for e in embeddings]
     return torch.cat([weights, *guide], dim=1)
+
+
+def _row_weights(embeddings: list[torch.Tensor]) -> torch.Tensor:
+    """One importance weight per row (labels="weights")."""
+    generator = torch.Generator().manual_seed(78)
+    return 0.5 + torch.rand(embeddings[0].size(0), generator=generator, dtype=torch.float64)
+
+
+def _reference_embeddings(embeddings: list[torch.Tensor]) -> torch.Tensor:
+    """A frozen reference model's anchors: the anchors moved by noise, so the similarity drift is non-zero."""
+    anchors = embeddings[0].detach()
+    generator = torch.Generator().manual_seed(79)
+    return anchors + 0.5 * torch.randn(anchors.shape, generator=generator, dtype=torch.float64).to(anchors.dtype)
 
 
 def _recall_case(inner: nn.Module | None = None, return_parts: bool = False) -> nn.Module:
@@ -52,18 +88,50 @@ def _recall_case(inner: nn.Module | None = None, return_parts: bool = False) -> 
     return regularizer
 
 
-CASES = [
-    Case("FocalInfoNCE", lambda: FocalInfoNCE(None, scale=20.0, margin=0.3), 3),
-    Case(
-        "InstanceWeightedMNRL",
-        lambda: InstanceWeightedMNRL(None, threshold=0.9, labels="weights_and_guide_embeddings"),
-        3,
-        _iw_labels,
-    ),
-    Case("DebiasInfoNCE", lambda: DebiasInfoNCE(None, in_batch_negatives="both"), 4),
-    Case("MarginNegationLoss", lambda: MarginNegationLoss(None, alpha=0.1, beta=0.1, margin_weight=1.0), 4),
-    Case("RecallRegularizer", _recall_case, 2),
-    # Compositions: named parts (the trainer's per-part logging), and a multi-part loss inside the wrapper.
+def _preservation_case(inner: nn.Module, return_parts: bool = False) -> nn.Module:
+    # compute_loss_from_embeddings takes the reference's embeddings; the reference model itself is unused.
+    return SimilarityPreservation(None, inner, weight=2.0, reference=nn.Identity(), return_parts=return_parts)
+
+
+#: Every exported loss -> its case. A loss exported without a case fails test_every_exported_loss_has_a_case.
+LOSS_CASES: dict[str, Case] = {
+    case.name: case
+    for case in [
+        Case("FocalInfoNCE", lambda: FocalInfoNCE(None, scale=20.0, margin=0.3), 3),
+        Case(
+            "InstanceWeightedMNRL",
+            lambda: InstanceWeightedMNRL(None, threshold=0.9, labels="weights_and_guide_embeddings"),
+            3,
+            _iw_labels,
+        ),
+        Case("DebiasInfoNCE", lambda: DebiasInfoNCE(None, in_batch_negatives="both"), 4),
+        Case("MarginNegationLoss", lambda: MarginNegationLoss(None, alpha=0.1, beta=0.1, margin_weight=1.0), 4),
+        Case("RecallRegularizer", _recall_case, 2),
+        Case(
+            "SimilarityPreservation",
+            lambda: _preservation_case(MarginNegationLoss(None, alpha=0.1, beta=0.1, margin_weight=1.0)),
+            4,
+            reference=True,
+        ),
+        Case("CachedFocalInfoNCE", lambda: CachedFocalInfoNCE(None, margin=0.3), 3),
+        Case(
+            "CachedInstanceWeightedMNRL",
+            lambda: CachedInstanceWeightedMNRL(None, threshold=0.9, labels="weights_and_guide_embeddings"),
+            3,
+            _iw_labels,
+        ),
+        Case("CachedDebiasInfoNCE", lambda: CachedDebiasInfoNCE(None, in_batch_negatives="both"), 4),
+        Case(
+            "CachedMarginNegationLoss",
+            lambda: CachedMarginNegationLoss(None, alpha=0.1, beta=0.1, margin_weight=1.0, return_parts=True),
+            4,
+        ),
+        # The generic wrapper, around a loss none of the named cached classes covers: row weights as labels.
+        Case("CachedLoss", lambda: CachedLoss(None, InstanceWeightedMNRL(None, labels="weights")), 2, _row_weights),
+    ]
+}
+# Compositions: named parts (the trainer's per-part logging), and a multi-part loss inside the wrappers.
+COMPOSITIONS = [
     Case(
         "MarginNegationLoss(return_parts)",
         lambda: MarginNegationLoss(None, alpha=0.1, beta=0.1, margin_weight=1.0, return_parts=True),
@@ -74,13 +142,14 @@ CASES = [
         lambda: _recall_case(MarginNegationLoss(None, alpha=0.1, beta=0.1, return_parts=True), return_parts=True),
         4,
     ),
-    Case("CachedFocalInfoNCE", lambda: CachedFocalInfoNCE(None, margin=0.3), 3),
     Case(
-        "CachedMarginNegationLoss",
-        lambda: CachedMarginNegationLoss(None, alpha=0.1, beta=0.1, margin_weight=1.0, return_parts=True),
-        4,
+        "SimilarityPreservation(FocalInfoNCE, return_parts)",
+        lambda: _preservation_case(FocalInfoNCE(None, margin=0.3), return_parts=True),
+        3,
+        reference=True,
     ),
 ]
+CASES = [*LOSS_CASES.values(), *COMPOSITIONS]
 IDS = [case.name for case in CASES]
 # Noise negatives score the anchors twice (against the candidates and against the noise).
 NOISE_CASE = Case("InstanceWeightedMNRL-noise", lambda: InstanceWeightedMNRL(None, noise_ratio=1.0), 2)
@@ -90,9 +159,17 @@ def _total(output: torch.Tensor | dict[str, torch.Tensor]) -> torch.Tensor:
     return sum(output.values()) if isinstance(output, dict) else output
 
 
-def _run(case: Case, embeddings: list[torch.Tensor], loss: nn.Module | None = None):
+def _run(case: Case, embeddings: list[torch.Tensor], loss: nn.Module | None = None, dtype: torch.dtype | None = None):
     loss = loss if loss is not None else case.build()
-    return loss.compute_loss_from_embeddings(embeddings, case.labels(embeddings))
+    labels, extra = case.inputs(embeddings, dtype)
+    return loss.compute_loss_from_embeddings(embeddings, labels, **extra)
+
+
+def test_every_exported_loss_has_a_case():
+    """Guards against a loss exported from st_debias.losses without passing the contract below."""
+    assert sorted(LOSS_CASES) == sorted(st_debias.losses.__all__)
+    for name, case in LOSS_CASES.items():
+        assert type(case.build()).__name__ == name
 
 
 # -- 4. Contract table -----------------------------------------------------------------------------------
@@ -122,28 +199,30 @@ def test_shuffling_rows_together_keeps_the_loss(columns, case):
     """Guards against a loss that depends on row order (positive index off by one, labels not
     aligned with rows, the own-row mask on the wrong diagonal)."""
     embeddings = columns(3, 6, 5, case.num_columns)
-    labels = case.labels(embeddings)
+    labels, extra = case.inputs(embeddings)
     permutation = torch.randperm(6, generator=torch.Generator().manual_seed(3))
     assert not torch.equal(permutation, torch.arange(6))
     loss = case.build()
-    before = _total(loss.compute_loss_from_embeddings(embeddings, labels))
+    before = _total(loss.compute_loss_from_embeddings(embeddings, labels, **extra))
     shuffled = [e[permutation] for e in embeddings]
     after = _total(
-        loss.compute_loss_from_embeddings(shuffled, None if labels is None else labels[permutation])
+        loss.compute_loss_from_embeddings(
+            shuffled,
+            None if labels is None else labels[permutation],
+            **{key: value[permutation] for key, value in extra.items()},
+        )
     )
     assert abs(before.item() - after.item()) < 1e-12
     # Sanity: shuffling one column alone breaks the pairing and does change the loss.
     broken = [embeddings[0], embeddings[1][permutation], *embeddings[2:]]
-    assert abs(_total(loss.compute_loss_from_embeddings(broken, labels)).item() - before.item()) > 1e-6
+    assert abs(_total(loss.compute_loss_from_embeddings(broken, labels, **extra)).item() - before.item()) > 1e-6
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_float32_in_float32_out(columns, case):
     """Guards against a float64 constant or cached θ* silently upcasting (or a dtype error) in training."""
     embeddings = [e.float() for e in columns(4, 4, 5, case.num_columns)]
-    labels = case.labels(embeddings)
-    output = case.build().compute_loss_from_embeddings(embeddings, None if labels is None else labels.float())
-    assert _total(output).dtype == torch.float32
+    assert _total(_run(case, embeddings, dtype=torch.float32)).dtype == torch.float32
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
@@ -352,32 +431,26 @@ def test_threshold_masks_at_equality(columns):
 
 
 # -- 6. Half precision (issue 11) --------------------------------------------------------------------------
-def _in_dtype(case: Case, embeddings: list[torch.Tensor], dtype: torch.dtype):
-    labels = case.labels(embeddings)
-    return [e.to(dtype) for e in embeddings], None if labels is None else labels.to(dtype)
-
-
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_float16_zero_embedding_gives_a_finite_loss(columns, case):
     """Guards against NaN from a zero embedding in float16: a normaliser eps of 1e-8 rounds to 0 in
     float16, so 0/0; MNRL (cos_sim upcasts to float32) stays finite."""
-    embeddings, labels = _in_dtype(case, columns(11, 4, 5, case.num_columns), torch.float16)
+    embeddings = [e.half() for e in columns(11, 4, 5, case.num_columns)]
     embeddings[0][0] = 0.0
-    output = case.build().compute_loss_from_embeddings(embeddings, labels)
-    assert torch.isfinite(_total(output))
+    assert torch.isfinite(_total(_run(case, embeddings, dtype=torch.float16)))
 
 
 @pytest.mark.parametrize("zero_column", [0, 1], ids=["zero-anchor", "zero-positive"])
 @pytest.mark.parametrize("case", CASES + [NOISE_CASE], ids=IDS + [NOISE_CASE.name])
 def test_float16_zero_embedding_gives_finite_gradients(columns, case, zero_column):
     """Guards against a NaN/inf gradient from finite float16 input: a zero row's float32 cosine gradient (about
-    1/eps = 1e12) overflowed when cast back to float16 (seen with noise negatives, which score the anchors twice)."""
-    embeddings, labels = _in_dtype(case, columns(11, 4, 5, case.num_columns), torch.float16)
-    embeddings = [e.detach().requires_grad_() for e in embeddings]
+    1/eps = 1e12) overflowed when cast back to float16 (seen with noise negatives, which score the anchors twice,
+    and with SimilarityPreservation, whose two terms each upcast the anchors)."""
+    embeddings = [e.half().requires_grad_() for e in columns(11, 4, 5, case.num_columns)]
     with torch.no_grad():
         embeddings[zero_column][0] = 0.0
     torch.manual_seed(0)
-    _total(case.build().compute_loss_from_embeddings(embeddings, labels)).backward()
+    _total(_run(case, embeddings, dtype=torch.float16)).backward()
     for column, embedding in enumerate(embeddings):
         assert torch.isfinite(embedding.grad).all(), f"non-finite gradient in column {column}"
 
@@ -387,13 +460,11 @@ def test_similarities_are_float32_under_autocast(columns, case):
     """Guards against similarities computed in bfloat16 under mixed-precision training (`bf16=True`): autocast
     runs the matmul in bfloat16 even on float32 inputs, 1e-2 off the float32 loss."""
     embeddings = [e.float() for e in columns(12, 6, 5, case.num_columns)]
-    labels = case.labels(embeddings)
-    labels = None if labels is None else labels.float()
     torch.manual_seed(0)
-    plain = _total(case.build().compute_loss_from_embeddings(embeddings, labels))
+    plain = _total(_run(case, embeddings, dtype=torch.float32))
     torch.manual_seed(0)
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        mixed = _total(case.build().compute_loss_from_embeddings(embeddings, labels))
+        mixed = _total(_run(case, embeddings, dtype=torch.float32))
     assert mixed.dtype == torch.float32
     assert abs(mixed.item() - plain.item()) < 1e-5
 
@@ -417,11 +488,16 @@ def test_a_non_finite_margin_is_refused(margin):
 def test_bfloat16_embeddings_are_scored_in_float32(columns, case):
     """Guards against similarities rounded to bfloat16 (3 significant digits, 2.5e-2 off MNRL in loss):
     a bfloat16 batch must give the float32 loss of the same (rounded) values."""
-    embeddings, labels = _in_dtype(case, columns(12, 6, 5, case.num_columns), torch.bfloat16)
+    embeddings = [e.to(torch.bfloat16) for e in columns(12, 6, 5, case.num_columns)]
+    labels, extra = case.inputs(embeddings, torch.bfloat16)
     loss = case.build()
-    low = _total(loss.compute_loss_from_embeddings(embeddings, labels))
+    low = _total(loss.compute_loss_from_embeddings(embeddings, labels, **extra))
     high = _total(
-        loss.compute_loss_from_embeddings([e.float() for e in embeddings], None if labels is None else labels.float())
+        loss.compute_loss_from_embeddings(
+            [e.float() for e in embeddings],
+            None if labels is None else labels.float(),
+            **{key: value.float() for key, value in extra.items()},
+        )
     )
     assert low.dtype == torch.float32
     assert abs(low.item() - high.item()) < 1e-5

@@ -1,4 +1,5 @@
-"""SimilarityPreservation: formula against a float64 loop, gradcheck, reductions, one real training step."""
+"""SimilarityPreservation: the wrapped loss plus the drift term, reductions, one real training step (the drift
+itself: tests/core/test_preservation.py)."""
 
 from __future__ import annotations
 
@@ -8,35 +9,6 @@ from datasets import Dataset
 
 from st_debias import core
 from st_debias.losses import MarginNegationLoss, SimilarityPreservation
-from tests.reference import similarity_drift_reference
-
-
-@pytest.mark.parametrize("seed, rows, dim", [(0, 4, 6), (1, 7, 3), (2, 2, 5), (3, 1, 4)])
-def test_drift_equals_the_reference_loop(seed, rows, dim):
-    g = torch.Generator().manual_seed(seed)
-    current = torch.randn(rows, dim, generator=g, dtype=torch.float64)
-    reference = torch.randn(rows, dim, generator=g, dtype=torch.float64)
-    got = core.similarity_drift(current, reference).item()
-    assert got == pytest.approx(similarity_drift_reference(current.tolist(), reference.tolist()), abs=1e-12)
-
-
-def test_drift_gradcheck():
-    g = torch.Generator().manual_seed(5)
-    current = torch.randn(5, 4, generator=g, dtype=torch.float64, requires_grad=True)
-    reference = torch.randn(5, 4, generator=g, dtype=torch.float64)
-    assert torch.autograd.gradcheck(lambda x: core.similarity_drift(x, reference), (current,))
-
-
-def test_drift_is_zero_for_the_reference_itself_and_float16_is_finite():
-    x = torch.randn(6, 8)
-    assert core.similarity_drift(x, x).item() == pytest.approx(0.0, abs=1e-6)
-    half = torch.zeros(4, 8, dtype=torch.float16)
-    assert torch.isfinite(core.similarity_drift(half, x[:4].half()))
-
-
-def test_shape_mismatch_is_named():
-    with pytest.raises(ValueError, match="same shape"):
-        core.similarity_drift(torch.zeros(3, 4), torch.zeros(2, 4))
 
 
 def test_weight_zero_leaves_the_wrapped_loss_unchanged():

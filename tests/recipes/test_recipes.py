@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -46,7 +47,7 @@ def test_rows_are_cached(tmp_path: Path, tiny_model, monkeypatch) -> None:
     def fail(*args, **kwargs):
         raise AssertionError("rebuilt instead of reading the cache")
 
-    monkeypatch.setattr(data, "_simcse_rows", fail)
+    monkeypatch.setitem(data.DATA_KINDS, "simcse", dataclasses.replace(data.DATA_KINDS["simcse"], make=fail))
     second, _ = build_rows(recipe, sentences, tiny_model, cache_dir=tmp_path)
     assert second["anchor"] == first["anchor"]
 

@@ -137,10 +137,10 @@ def test_the_trained_score_is_that_of_the_weights_held() -> None:
     """A resumed run whose best checkpoint was deleted holds the last weights: compare the start with their score."""
     from transformers import TrainerState
 
-    from st_debias.recipes.train import BEST_METRIC, _held_dev_score
+    from st_debias.recipes.selection import BEST_METRIC, held_dev_score
 
     history = [{BEST_METRIC: 0.7}, {"loss": 1.0}, {BEST_METRIC: 0.5}]
-    assert _held_dev_score(TrainerState(best_model_checkpoint="run/checkpoint-2", best_metric=0.7,
+    assert held_dev_score(TrainerState(best_model_checkpoint="run/checkpoint-2", best_metric=0.7,
                                         log_history=history)) == 0.7
-    assert _held_dev_score(TrainerState(best_model_checkpoint=None, best_metric=0.7, log_history=history)) == 0.5
-    assert _held_dev_score(TrainerState(log_history=[{"loss": 1.0}])) is None
+    assert held_dev_score(TrainerState(best_model_checkpoint=None, best_metric=0.7, log_history=history)) == 0.5
+    assert held_dev_score(TrainerState(log_history=[{"loss": 1.0}])) is None

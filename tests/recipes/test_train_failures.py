@@ -1,10 +1,11 @@
-"""``st-debias train`` failure modes: each test names the silent failure it guards against (issue 11)."""
+"""``st-debias train`` failure modes: each test names the silent failure it guards against."""
 
 from __future__ import annotations
 
 import json
 import logging
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from st_debias.cli import main
+from st_debias.progress import STAGE_PREFIX
 from st_debias.recipes import load_recipe, override
 from st_debias.recipes.data import build_rows, read_corpus
 
@@ -88,6 +90,7 @@ def test_rerun_without_resume_refuses_then_overwrite_replaces(
     )
 
 
+@pytest.mark.slow  # a resumed training run; the skip itself: test_an_incomplete_checkpoint_is_named_and_skipped
 def test_resume_skips_a_partial_checkpoint(
     focal_run: Path, tiny_bert_dir: Path, tmp_path: Path, caplog
 ) -> None:
@@ -246,7 +249,7 @@ def test_sigterm_saves_a_checkpoint_and_exits_non_zero(tiny_bert_dir: Path, tmp_
     try:
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline and process.poll() is None:
-            if any("[st-debias train] training" in line for line in err):
+            if any(line.startswith(f"{STAGE_PREFIX} Training:") for line in err):
                 time.sleep(2)  # let a few steps run
                 break
             time.sleep(0.5)
@@ -327,14 +330,45 @@ def test_resume_refuses_a_checkpoint_from_another_run(
     assert (run / "model" / "model.safetensors").read_bytes() == model_before
 
 
+#: (file of checkpoint-4 cut short, bytes kept, why it is incomplete); None: a partial checkpoint-5 (config.json only).
+CUT_SHORT = [
+    ("trainer_state.json", 0, "trainer_state.json does not parse (Expecting value: line 1 column 1 (char 0))"),
+    ("model.safetensors", -1000, "model.safetensors is cut short"),
+    ("optimizer.pt", 100, "optimizer.pt is not a whole torch file"),
+]
+
+
+@pytest.mark.parametrize(("damaged", "keep", "reason"), [*CUT_SHORT, (None, 0, "no trainer_state.json")])
+def test_an_incomplete_checkpoint_is_named_and_skipped(
+    damaged: str | None, keep: int, reason: str, focal_run: Path, tmp_path: Path, caplog
+) -> None:
+    """Failure: a checkpoint cut short by a kill or a full disk counted as complete, so --resume failed deep in
+    transformers instead of naming it, or resuming from the newest complete one."""
+    from st_debias.recipes.run_folder import checkpoint_problem, resume_checkpoint
+
+    checkpoints = _copy(focal_run, tmp_path) / "checkpoints"
+    assert checkpoint_problem(checkpoints / "checkpoint-4") is None
+    if damaged is None:
+        bad, good = checkpoints / "checkpoint-5", checkpoints / "checkpoint-4"
+        bad.mkdir()
+        shutil.copy(good / "config.json", bad / "config.json")
+    else:
+        bad, good = checkpoints / "checkpoint-4", checkpoints / "checkpoint-2"
+        (bad / damaged).write_bytes((bad / damaged).read_bytes()[:keep])
+    assert checkpoint_problem(bad).startswith(reason)
+    with pytest.raises(ValueError, match=f"--resume {re.escape(str(bad))}: not a complete checkpoint"):
+        resume_checkpoint(checkpoints, str(bad))
+    with caplog.at_level(logging.WARNING):
+        assert resume_checkpoint(checkpoints, True) == str(good)
+    assert f"Skipped incomplete checkpoint(s) {bad} ({reason}" in caplog.text and f"resuming from {good}." in caplog.text
+
+
+_SLOW = pytest.mark.slow  # a resumed training run each; every damage is checked fast above
+
+
 @pytest.mark.parametrize(
-    ("damaged", "keep", "reason"),
-    [
-        ("trainer_state.json", 0, "trainer_state.json does not parse (Expecting value: line 1 column 1 (char 0))"),
-        ("model.safetensors", -1000, "model.safetensors is cut short"),
-        ("optimizer.pt", 100, "optimizer.pt is not a whole torch file"),
-    ],
-)  # fmt: skip
+    ("damaged", "keep", "reason"), [CUT_SHORT[0], *(pytest.param(*case, marks=_SLOW) for case in CUT_SHORT[1:])]
+)
 def test_resume_falls_back_past_a_checkpoint_cut_short(
     damaged: str, keep: int, reason: str, focal_run: Path, tiny_bert_dir: Path, tmp_path: Path, capsys, caplog
 ) -> None:

@@ -22,23 +22,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from st_debias.files import remove_stale_staging
+from st_debias.files import atomic_path, remove_stale_staging
 from st_debias.fingerprint import model_fingerprint
-from st_debias.paths import ensure_model
+from st_debias.paths import CACHE_ENV, cache_root, ensure_model  # noqa: F401 - cache_root, CACHE_ENV: older home
 
 logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
-
-CACHE_ENV = "ST_DEBIAS_CACHE"
-
-
-def cache_root(cache_dir: str | os.PathLike[str] | None = None) -> Path:
-    """The embedding cache folder (created on demand)."""
-    chosen = cache_dir or os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "st_debias"
-    return Path(chosen).expanduser()
-
 
 def corpus_key(sentences: Sequence[str], model_id: str, *, max_seq_length: int | None, normalize: bool) -> str:
     """The cache key of (model, corpus, encoding settings)."""
@@ -97,13 +88,8 @@ def encode_corpus(
     if target is not None:
         target.parent.mkdir(parents=True, exist_ok=True)
         remove_stale_staging(target.parent)
-        partial = target.with_suffix(f".{os.getpid()}.tmp.npy")
-        try:
+        with atomic_path(target) as partial:
             np.save(partial, embeddings)
-            os.replace(partial, target)
-        except BaseException:
-            partial.unlink(missing_ok=True)
-            raise
     return embeddings
 
 

@@ -5,7 +5,7 @@ Pipeline for a plain list of sentences:
 1. validate (non-strings raise; empty strings and duplicates are skipped and counted);
 2. embed the corpus with a guide SentenceTransformer (cached on disk, :mod:`st_debias.data.io.embeddings`);
 3. negative pool per anchor: the ``pool_size`` nearest corpus neighbours with guide cosine in
-   ``negative_range`` (exact, O(N·K) memory, :mod:`st_debias.data.ipw.neighbours`);
+   ``negative_range`` (exact, O(N·K) memory, :mod:`st_debias.data.neighbours`);
 4. negatives: ``num_negatives`` drawn without replacement with P_neg (eq. 1–4,
    :mod:`st_debias.data.ipw.propensity`);
 5. positive pool per anchor: the union of the candidates of the positive generators (word edits,
@@ -39,7 +39,6 @@ from st_debias.data.generators import CandidateGenerator, candidate_pools
 from st_debias.data.io.corpus import clean_sentences, sentence_list
 from st_debias.data.io.embeddings import encode_corpus, shard_bounds
 from st_debias.data.io.report import BuildReport, pair_statistics
-from st_debias.data.ipw.neighbours import range_topk
 from st_debias.data.ipw.propensity import (
     WordCoder,
     gumbel_noise,
@@ -48,6 +47,7 @@ from st_debias.data.ipw.propensity import (
     positive_probabilities,
     sample_without_replacement,
 )
+from st_debias.data.neighbours import range_topk
 from st_debias.paths import ensure_model
 
 if TYPE_CHECKING:

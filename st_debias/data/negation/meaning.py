@@ -13,6 +13,11 @@ is checked: the affirmative forms hold no negation word, the negated forms exact
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
+import logging
+import os
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -21,6 +26,8 @@ from typing import Any
 
 from st_debias.data.lexicon import SAFE_ANTONYMS
 from st_debias.data.negation.negator import Negator, antonym_swap, negation_count
+
+logger = logging.getLogger(__name__)
 
 #: Bumped whenever the quadruples built from the same sentences change (caches keyed on it are rebuilt).
 NEGATION_MEANING_VERSION = 1
@@ -82,6 +89,28 @@ def negation_meaning_quadruples(sentences: Sequence[str], negator: Negator | Non
             getattr(out, column).append(text)
         out.sources.append(index)
     return out
+
+
+def cached_negation_meaning_quadruples(
+    sentences: Sequence[str], cache_dir: str | os.PathLike[str] | None = None
+) -> Quadruples:
+    """:func:`negation_meaning_quadruples` of ``sentences`` with the default negator, cached on disk under
+    ``negation-meaning/`` of the cache folder (:func:`st_debias.paths.cache_root`), keyed by the sentences and
+    :data:`NEGATION_MEANING_VERSION`: spaCy parses a corpus once. An unreadable entry is rebuilt."""
+    from st_debias.files import atomic_write_json
+    from st_debias.paths import cache_root
+
+    digest = hashlib.sha256("\n".join(sentences).encode()).hexdigest()[:20]
+    path = cache_root(cache_dir) / "negation-meaning" / f"{digest}-v{NEGATION_MEANING_VERSION}.json"
+    if path.is_file():
+        try:
+            fields = json.loads(path.read_text(encoding="utf-8"))
+            return Quadruples(**{**fields, "declined": Counter(fields["declined"])})
+        except (ValueError, TypeError, KeyError):
+            logger.warning("Negation-meaning cache entry %s is unreadable; rebuilding it.", path)
+    built = negation_meaning_quadruples(sentences)
+    atomic_write_json(path, {**dataclasses.asdict(built), "declined": dict(sorted(built.declined.items()))}, indent=None)
+    return built
 
 
 def _quadruple(doc: Any, negator: Negator, nlp: Any) -> tuple[str, str, str, str] | str:

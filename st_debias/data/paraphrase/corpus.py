@@ -4,7 +4,7 @@
 These are natural paraphrase-like pairs (the same fact stated twice, templated sentences with one
 entity changed are kept out by the MER floor only partly — a known limitation). The corpus is
 embedded once with the guide model (cached) and searched exactly with
-:func:`st_debias.data.ipw.neighbours.range_topk`. Sentences not in the corpus get no candidate
+:func:`st_debias.data.neighbours.range_topk`. Sentences not in the corpus get no candidate
 (``declined['not_in_corpus']``).
 """
 
@@ -18,7 +18,7 @@ import numpy as np
 
 from st_debias.data.generators import Candidate, CandidateGenerator
 from st_debias.data.io.embeddings import encode_corpus
-from st_debias.data.ipw.neighbours import range_topk
+from st_debias.data.neighbours import range_topk
 from st_debias.data.text import match_error_rate
 
 if TYPE_CHECKING:

@@ -113,7 +113,7 @@ class SyntacticParaphraser(CandidateGenerator):
         self.n_process = n_process
         self.max_words = max_words
         self.max_chars = max_chars
-        from st_debias.data.negation.negator import resolve_spacy_model
+        from st_debias.data.spacy_pipeline import resolve_spacy_model
 
         self.spacy_model = resolve_spacy_model(spacy_model)
         if nlp is not None:
@@ -130,9 +130,9 @@ class SyntacticParaphraser(CandidateGenerator):
     def nlp(self):
         """The spaCy pipeline, loaded on first use without NER and the lemmatizer (lemminflect does lemmas)."""
         if self._nlp is None:
-            import spacy
+            from st_debias.data.spacy_pipeline import load_pipeline
 
-            self._nlp = spacy.load(self.spacy_model, exclude=["ner", "lemmatizer"])
+            self._nlp = load_pipeline(self.spacy_model, user="the syntactic paraphraser")
         return self._nlp
 
     def _validate(self, sentences: Sequence[str]) -> None:

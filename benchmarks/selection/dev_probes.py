@@ -1,0 +1,119 @@
+"""Development-only probes for recipe selection (never the reported test probes).
+
+* ``minimal_pairs``: rows built by :class:`st_debias.data.MinimalPairBuilder` (every family, real positives
+  only) from Wikipedia lines 180,001–181,500, which no recipe trains on; per family, the share of rows where
+  the model puts the positive above the negative, and the mean gap cos(a, p) − cos(a, n).
+* ``word_order``: mean cosine between a sentence and the same words in a seeded random order, on Wikipedia
+  lines 190,001–191,000 (the reported probe uses other lines).
+* ``negation_meaning``: the library's negation-meaning probe (Wikipedia lines 150,001–180,000, which no
+  recipe of up to 1,000 steps trains on): (i) ``nm_over_affirmative``, (ii) ``nm_over_negated_antonym``
+  and (iii) ``nm_polarity_cluster``.
+
+The rows are built once and cached as JSON under ``benchmarks/selection/results/`` (committed, so every
+variant is scored on the same pairs). ``select_dev.py`` imports this module; run it alone to (re)build the rows:
+
+    python benchmarks/selection/dev_probes.py --rebuild
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import random
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
+from benchmarks.harness.provenance import write_stamped_json  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+MINIMAL_PAIR_LINES = (180_000, 181_500)
+WORD_ORDER_LINES = (190_000, 191_000)
+ROWS_FILE = HERE / "results" / "dev_minimal_pairs.json"
+
+
+def _corpus_lines(start: int, stop: int) -> list[str]:
+    from st_debias.paths import data_dir
+
+    with open(data_dir() / "corpus" / "wiki_sentences.txt", encoding="utf-8") as handle:
+        return [line.strip() for line in itertools.islice(handle, start, stop)]
+
+
+def dev_minimal_pairs() -> dict[str, list]:
+    if ROWS_FILE.exists():
+        return json.loads(ROWS_FILE.read_text())
+    from st_debias.data import MinimalPairBuilder
+
+    builder = MinimalPairBuilder(
+        shares={f: 1.0 for f in ("negation", "antonym", "argument_swap", "phrase_swap", "number", "cohyponym")},
+        on_missing_positive="skip",
+        seed=7,
+    )
+    rows = builder.build(_corpus_lines(*MINIMAL_PAIR_LINES))
+    data = {**rows.to_dict(), "family": builder.families, "report": builder.report.as_dict()}
+    write_stamped_json(ROWS_FILE, json.loads(json.dumps(data, default=str)), indent=1)
+    return data
+
+
+def shuffled(sentence: str, seed: int) -> str | None:
+    words = sentence.split()
+    if len(words) < 4:
+        return None
+    rng = random.Random(seed)
+    for _ in range(10):
+        order = words[:]
+        rng.shuffle(order)
+        if order != words:
+            return " ".join(order)
+    return None
+
+
+def dev_probe_scores(cache) -> dict[str, float]:
+    """Scores for one model through an :class:`st_debias.evaluation.EmbeddingCache`."""
+    data = dev_minimal_pairs()
+    pos = cache.cosine(data["anchor"], data["positive"])
+    neg = cache.cosine(data["anchor"], data["negative"])
+    families = np.array(data["family"])
+    out: dict[str, float] = {
+        "mp_accuracy": float(np.mean(pos > neg)),
+        "mp_gap": float(np.mean(pos - neg)),
+        "mp_rows": int(len(families)),
+    }
+    for family in sorted(set(data["family"])):
+        mask = families == family
+        out[f"mp_accuracy/{family}"] = float(np.mean(pos[mask] > neg[mask]))
+        out[f"mp_neg_cos/{family}"] = float(np.mean(neg[mask]))
+    sentences, shuffles = [], []
+    for k, sentence in enumerate(_corpus_lines(*WORD_ORDER_LINES)):
+        other = shuffled(sentence, k)
+        if other is not None:
+            sentences.append(sentence)
+            shuffles.append(other)
+    word_order = cache.cosine(sentences, shuffles)
+    out["word_order_cos"] = float(np.mean(word_order))
+    out["word_order_above_0.9"] = float(np.mean(word_order > 0.9))
+    from st_debias.evaluation import load_negation_meaning_items, negation_meaning_probe
+
+    meaning = negation_meaning_probe(cache, load_negation_meaning_items())
+    out["nm_over_affirmative"] = meaning["paraphrase_over_affirmative"]
+    out["nm_over_negated_antonym"] = meaning["paraphrase_over_negated_antonym"]
+    out["nm_polarity_cluster"] = meaning["polarity_cluster"]
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rebuild", action="store_true", help="build the dev minimal pairs again")
+    args = parser.parse_args(argv)
+    if args.rebuild and ROWS_FILE.exists():
+        ROWS_FILE.unlink()
+    data = dev_minimal_pairs()
+    print(f"{len(data['anchor'])} dev minimal pairs in {ROWS_FILE}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,47 @@
+"""Module attributes resolved on first use: a package's lazy exports, and names that moved to another module."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import warnings
+from collections.abc import Callable, Mapping
+from typing import Any
+
+
+def lazy_exports(
+    module_name: str, exports: Mapping[str, str], moved: Mapping[str, str] | None = None
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """``__getattr__`` and ``__dir__`` for module ``module_name``.
+
+    Args:
+        module_name: the module's ``__name__``.
+        exports: public name -> the module that defines it, imported on first use (so that importing the package
+            stays light) and then kept in the module's namespace.
+        moved: name -> its new module, for names that used to live here; reading one warns
+            (``DeprecationWarning``) and returns the object from its new home.
+
+    Example:
+        >>> __getattr__, __dir__ = lazy_exports(__name__, {"train_recipe": "st_debias.recipes.train"})  # doctest: +SKIP
+    """
+    moved = dict(moved or {})
+
+    def __getattr__(name: str) -> Any:
+        if name in moved:
+            warnings.warn(
+                f"{module_name}.{name} moved to {moved[name]}.{name}; import it from there.",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            return getattr(importlib.import_module(moved[name]), name)
+        home = exports.get(name)
+        if home is None:
+            raise AttributeError(f"module {module_name!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(home), name)
+        setattr(sys.modules[module_name], name, value)
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(vars(sys.modules[module_name])) | set(exports))
+
+    return __getattr__, __dir__

@@ -1,0 +1,138 @@
+"""The layout of ``benchmarks/``: self-contained studies beside a shared harness, apart from the library and the
+tests, with every result stamped or archived and an index and decisions page free of the lab notebook's
+issue numbers, commit hashes and dates."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+from tests.test_docs import DEVELOPMENT_DATE, ISSUE_REFERENCE, _committed_files, _nav_pages
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCHMARKS = ROOT / "benchmarks"
+ARCHIVE = "archive"
+INDEX_PAGES = (BENCHMARKS / "README.md", ROOT / "docs" / "decisions.md")
+
+# A commit hash: 7 to 40 hex digits, with at least one digit and one letter.
+COMMIT = re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}\b")
+
+
+def _benchmark_files() -> list[Path]:
+    return [path.relative_to(BENCHMARKS) for path in _committed_files() if path.is_relative_to(BENCHMARKS)]
+
+
+def _imported(path: Path) -> set[str]:
+    """Top-level names of every module ``path`` imports (absolute imports, at any depth of the code)."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_the_library_has_no_provenance_module_and_never_imports_benchmarks() -> None:
+    """Failure guarded: benchmark machinery shipped in the library, or the library depending on a folder that
+    is not installed with it."""
+    assert not (ROOT / "st_debias" / "provenance.py").exists()
+    assert importlib.util.find_spec("st_debias.provenance") is None
+    offenders = [
+        str(path.relative_to(ROOT)) for path in (ROOT / "st_debias").rglob("*.py") if "benchmarks" in _imported(path)
+    ]
+    assert not offenders, f"st_debias modules importing benchmarks: {offenders}"
+
+
+def test_benchmarks_never_import_tests() -> None:
+    """Failure guarded: a benchmark that runs only from a checkout with the test suite on ``sys.path``."""
+    offenders = [str(p) for p in _benchmark_files() if p.suffix == ".py" and "tests" in _imported(BENCHMARKS / p)]
+    offenders += [
+        str(p)
+        for p in _benchmark_files()
+        if p.suffix == ".sh" and re.search(r"\b(?:from|import) tests\b", (BENCHMARKS / p).read_text(encoding="utf-8"))
+    ]
+    assert not offenders, f"benchmark files importing tests: {offenders}"
+
+
+def test_benchmarks_write_files_through_the_library() -> None:
+    """Failure guarded: a benchmark script with its own copy of the atomic write (a temporary file, then a
+    rename) instead of ``st_debias.files``, which the harness's ``write_stamped_json`` uses too."""
+    markers = ("os.replace(", "os.rename(", "mkstemp(", "NamedTemporaryFile(", "mkdtemp(")
+    offenders = [
+        f"{p}: {marker}"
+        for p in _benchmark_files()
+        if p.suffix == ".py"
+        for marker in markers
+        if marker in (BENCHMARKS / p).read_text(encoding="utf-8")
+    ]
+    assert not offenders, f"use st_debias.files (atomic_write_text, atomic_path, staged_folder): {offenders}"
+
+
+def test_the_top_level_holds_only_the_index_and_study_folders() -> None:
+    """Failure guarded: scripts, configs or results at the top of ``benchmarks/`` instead of in their study."""
+    top = sorted(str(p) for p in _benchmark_files() if len(p.parts) == 1)
+    assert top == ["README.md"], f"move these into a study folder: {top}"
+
+
+def test_every_study_folder_has_a_readme() -> None:
+    folders = {p.parts[0] for p in _benchmark_files() if len(p.parts) > 1}
+    assert {"compare", "selection", "harness"} <= folders
+    missing = sorted(folder for folder in folders if not (BENCHMARKS / folder / "README.md").is_file())
+    assert not missing, f"study folders without a README.md: {missing}"
+
+
+def test_every_result_json_is_stamped_or_archived() -> None:
+    """Failure guarded: a result file that cannot say which code made it, outside an archive that says so."""
+    unstamped = []
+    for relative in _benchmark_files():
+        if relative.suffix != ".json" or ARCHIVE in relative.parts:
+            continue
+        data = json.loads((BENCHMARKS / relative).read_text(encoding="utf-8"))
+        stamp = data.get("provenance") if isinstance(data, dict) else None
+        if not isinstance(stamp, dict) or not {"commit", "dirty", "packages", "builders"} <= set(stamp):
+            unstamped.append(str(relative))
+    assert not unstamped, f"stamp these or move them to an {ARCHIVE}/ folder with a README: {unstamped}"
+
+
+def test_every_archive_folder_says_what_it_holds() -> None:
+    archives = {
+        Path(*relative.parts[: relative.parts.index(ARCHIVE) + 1])
+        for relative in _benchmark_files()
+        if ARCHIVE in relative.parts
+    }
+    assert archives, "no archive folder found: the discovery above is broken"
+    missing = sorted(str(folder) for folder in archives if not (BENCHMARKS / folder / "README.md").is_file())
+    assert not missing, f"archive folders without a README.md: {missing}"
+
+
+def test_index_and_decisions_cite_no_issue_numbers_hashes_or_dates() -> None:
+    """Failure guarded: the lab notebook's "Issue 10" sections, worktree hashes and dates in the pages written
+    for users; the decisions page missing from the site."""
+    assert "decisions.md" in _nav_pages()
+    offenders = []
+    for page in INDEX_PAGES:
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            for pattern in (ISSUE_REFERENCE, COMMIT, DEVELOPMENT_DATE):
+                if match := pattern.search(line):
+                    offenders.append(f"{page.relative_to(ROOT)}:{number}: {match.group()!r}")
+    assert not offenders, "\n".join(offenders)
+
+
+def test_study_readmes_cite_no_issue_numbers() -> None:
+    readmes = [p for p in _benchmark_files() if p.name == "README.md"]
+    offenders = [
+        f"{p}:{number}: {match.group()!r}"
+        for p in readmes
+        for number, line in enumerate((BENCHMARKS / p).read_text(encoding="utf-8").splitlines(), 1)
+        if (match := ISSUE_REFERENCE.search(line))
+    ]
+    assert not offenders, "\n".join(offenders)
+
+
+def test_the_commit_pattern_catches_what_it_guards() -> None:
+    assert COMMIT.search("at commit 2d8b744") and COMMIT.search("0ee867d8d21de2333157958e6d6c4dad39acba99")
+    assert not COMMIT.search("decided") and not COMMIT.search("1234567") and not COMMIT.search("2,018.9")
