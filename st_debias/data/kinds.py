@@ -40,6 +40,11 @@ _GENERATORS = {
 }
 
 
+def _as_builder_arguments(options: dict[str, Any] | None) -> dict[str, Any]:
+    """Options as a builder takes them: YAML lists become tuples (``mer_range: [0.15, 0.6]``)."""
+    return {key: tuple(value) if isinstance(value, list) else value for key, value in (options or {}).items()}
+
+
 def _load(reference: str) -> Any:
     module, name = reference.split(":")
     return getattr(importlib.import_module(module), name)
@@ -103,10 +108,14 @@ class DataKind:
             raise ValueError(
                 f"{label} {unknown} are not options of the {self.name} builder; it takes {self.option_names()}."
             )
-        generators = {"ipw": {"positive_generators": []}, "negation": {"paraphrase_generators": []}}.get(self.name, {})
-        options = {key: tuple(value) if isinstance(value, list) else value for key, value in options.items()}
+        builder = self.builder_class()
+        # Empty candidate generators: checking the options must not load spaCy or WordNet.
+        placeholders = {
+            name: [] for name in ("positive_generators", "paraphrase_generators")
+            if name in inspect.signature(builder).parameters
+        }  # fmt: skip
         try:
-            self.builder_class()(**generators, **options)
+            builder(**placeholders, **_as_builder_arguments(options))
         except (TypeError, ValueError) as error:
             raise ValueError(f"{label}: {error}") from error
 
@@ -127,9 +136,8 @@ class DataKind:
     ) -> tuple[Dataset, BuildReport]:
         """The rows of ``sentences`` and the build report; ``machinery`` holds builder arguments a recipe does not
         set (``negator``, ``shard`` for ipw)."""
-        options = {key: tuple(value) if isinstance(value, list) else value for key, value in (options or {}).items()}
         return self.make(
-            sentences, seed=seed, options=options, model=model, cache_dir=cache_dir,
+            sentences, seed=seed, options=_as_builder_arguments(options), model=model, cache_dir=cache_dir,
             show_progress_bar=show_progress_bar, **machinery,
         )
 

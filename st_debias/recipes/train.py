@@ -162,7 +162,7 @@ def train_recipe(
         evaluate=evaluate, eval_tasks=eval_tasks, quick_eval=quick_eval, sts_tasks=sts_tasks, cache_dir=cache_dir,
         show_progress_bar=show_progress_bar,
     )
-    before = _evaluate(run, f"{run.start_label} (start)") if evaluate and run.main_process else None
+    before = _evaluate(run, f"{run.start_label} (start)") if run.evaluate and run.main_process else None
     with _training_length(run.model, recipe.training.max_seq_length):
         rows, data_report, loss = _rows_and_loss(run)
         trainer = _train(run, rows, loss, gradient_share_every, start_as_candidate)
