@@ -6,6 +6,9 @@ Public API (imported lazily, so ``from st_debias.data.text import words`` stays 
 * :func:`build_negation_dataset` / :class:`OssCSEBuilder`: (anchor, paraphrase, negation) rows.
 * :class:`MinimalPairBuilder`: cue-balanced (anchor, positive, negative) minimal pairs.
 * :data:`DATA_KINDS` (:class:`DataKind`): the registry of the row kinds recipes and ``st-debias build`` make.
+* :func:`build_blocks`, :func:`finish_blocks`, :func:`plan_blocks`, :func:`build_block_batch`
+  (:func:`usable_cores`): building in blocks, on every core, as shards or under Ray Data,
+  with the rows of one process.
   Builders take any iterable of strings, a ``datasets`` column (``dataset["text"]``) or a ``Dataset`` with
   ``column="text"``.
 * :func:`candidate_generators`: the named paraphrase/positive choices (``syntactic``, the recipes' and the
@@ -35,6 +38,11 @@ _EXPORTS = {
     "MinimalPairBuilder": "st_debias.data.minimal_pairs.builder",
     "DATA_KINDS": "st_debias.data.kinds",
     "DataKind": "st_debias.data.kinds",
+    "build_blocks": "st_debias.data.parallel",
+    "finish_blocks": "st_debias.data.parallel",
+    "plan_blocks": "st_debias.data.parallel",
+    "build_block_batch": "st_debias.data.parallel",
+    "usable_cores": "st_debias.data.parallel",
     "Negator": "st_debias.data.negation.negator",
     "NegationResult": "st_debias.data.negation.negator",
     "NegatedAntonymGenerator": "st_debias.data.negation.negator",

@@ -30,6 +30,7 @@ __all__ = [
     "build_negation_dataset",
     "candidate_generators",
     "merge_builds",
+    "negation_builder",
 ]
 
 DEFAULT_PARAPHRASES = "syntactic"
@@ -116,12 +117,29 @@ def build_ipw_dataset(
     return (rows, builder.report) if return_report else rows
 
 
+def negation_builder(*, generator: str = DEFAULT_PARAPHRASES, **options: Any) -> OssCSEBuilder:
+    """An :class:`OssCSEBuilder` whose paraphrase candidates come from the named ``generator`` choice (ignored
+    when ``options`` give ``paraphrase_generators``); ``options`` are the builder's other arguments."""
+    if "paraphrase_generators" not in options:
+        negator = options.get("negator")
+        options["paraphrase_generators"] = candidate_generators(
+            generator,
+            "negation",
+            mer_range=options.get("mer_range", (0.15, 0.6)),
+            spacy_model=negator.model if negator is not None else None,
+        )
+        if generator == "dropout":
+            options["on_missing_paraphrase"] = "anchor"
+    return OssCSEBuilder(**options)
+
+
 def build_negation_dataset(
     sentences: Iterable[object] | Dataset,
     *,
     column: str | None = None,
     generator: str = DEFAULT_PARAPHRASES,
     return_report: bool = False,
+    num_proc: int | None = 1,
     **options: Any,
 ) -> Dataset | tuple[Dataset, BuildReport]:
     """OssCSE rows ``(anchor, paraphrase, negation)``: :class:`OssCSEBuilder` (options) ``.build``.
@@ -133,23 +151,14 @@ def build_negation_dataset(
             recipes; ``--generator`` of ``st-debias build``, ``data.options.generator`` of a recipe); ignored when
             ``options`` give ``paraphrase_generators``.
         return_report: also return the :class:`BuildReport`.
+        num_proc: processes (None: every usable core); any number gives the same rows.
         **options: other :class:`OssCSEBuilder` arguments (``negator``, ``mer_range``, ``seed``...).
 
     Example:
-        >>> rows = build_negation_dataset(dataset, column="text")  # doctest: +SKIP
+        >>> rows = build_negation_dataset(dataset, column="text", num_proc=4)  # doctest: +SKIP
     """
-    if "paraphrase_generators" not in options:
-        negator = options.get("negator")
-        options["paraphrase_generators"] = candidate_generators(
-            generator,
-            "negation",
-            mer_range=options.get("mer_range", (0.15, 0.6)),
-            spacy_model=negator.model if negator is not None else None,
-        )
-        if generator == "dropout":
-            options["on_missing_paraphrase"] = "anchor"
-    builder = OssCSEBuilder(**options)
-    rows = builder.build(sentences, column=column)
+    builder = negation_builder(generator=generator, **options)
+    rows = builder.build(sentences, column=column, num_proc=num_proc)
     return (rows, builder.report) if return_report else rows
 
 

@@ -4,13 +4,20 @@ Every data kind of :data:`st_debias.data.kinds.DATA_KINDS` can be built, with th
 ``data.options`` takes (``--option KEY=VALUE``, the value read as YAML). Examples::
 
     st-debias build ipw --input corpus.txt --output rows/ipw --limit 20000
-    st-debias build ipw --input corpus.txt --output rows/ipw-shard0 --shard 0/4   # then: build merge
-    st-debias build negation --input corpus.txt --output rows/neg --spacy-model en_core_web_sm
+    st-debias build negation --input corpus.txt --output rows/neg --spacy-model en_core_web_sm --num-proc 8
+    st-debias build minimal_pairs --input corpus.txt --output parts/mp-0 --shard 0/4   # one job of an array
+    st-debias build merge --input parts/mp-0 parts/mp-1 parts/mp-2 parts/mp-3 --output rows/mp
     st-debias build negation --input corpus.txt --output rows/neg-edits --generator edits
     st-debias build minimal_pairs --input corpus.txt --output rows/mp --option on_missing_positive=skip
 
 ``--generator`` picks the paraphrase (negation) or positive (ipw) candidates; the defaults are the recipes'
 choices: ``syntactic`` for negation rows, DebCSE's word ``edits`` for ipw rows.
+
+``--num-proc`` builds the kinds that build in blocks (simcse, negation, minimal_pairs) on that many processes
+(default: every usable core) with the same rows as one process; an interrupted build resumes from the parts
+kept under ``--cache-dir``. ``--shard I/N`` builds one of N parts (a job of a Slurm array, say): for these kinds
+a part holds block records, and ``build merge`` finishes them into exactly the rows of one whole build; for ipw
+it holds the rows of anchor slice I, and ``build merge`` concatenates them.
 """
 
 from __future__ import annotations
@@ -30,17 +37,18 @@ from st_debias.data.kinds import DATA_KINDS
 #: to another kind can be refused; :func:`_build` fills in the defaults.
 IPW_OPTIONS: dict[str, tuple[type, object, str]] = {
     "--model": (str, None, "guide model (default all-MiniLM-L6-v2)"),
-    "--shard": (str, None, "build only shard I/N of the anchors, e.g. 0/4"),
     "--num-negatives": (int, 2, "negatives per anchor (default 2)"),
     "--pool-size": (int, 64, "neighbours searched per anchor (default 64)"),
     "--lambda-n": (float, 0.8, "IPWBuilder lambda_n (default 0.8)"),
     "--lambda-p": (float, 0.8, "IPWBuilder lambda_p (default 0.8)"),
     "--temperature": (float, 1.0, "IPWBuilder temperature (default 1.0)"),
-    "--cache-dir": (str, None, "embedding cache (default $ST_DEBIAS_CACHE)"),
 }
 #: Options of the kinds that parse with spaCy (``negation``, ``minimal_pairs``).
 NEGATION_OPTIONS: tuple[str, ...] = ("--spacy-model",)
 _PARSING_KINDS = ("negation", "minimal_pairs")
+#: A ``--shard`` part of a kind built in blocks: its block records, and what built them.
+PART_RECORDS = "blocks"
+PART_FILE = "part.json"
 
 
 def _dest(flag: str) -> str:
@@ -56,7 +64,9 @@ def _misplaced_options(args: argparse.Namespace) -> list[str]:
     if kind is None or not kind.generator_choice:
         foreign.append("--generator")
     if args.kind == "merge":
-        foreign.append("--option")
+        foreign += ["--option", "--shard", "--num-proc", "--limit"]
+    elif not DATA_KINDS[args.kind].in_blocks:
+        foreign.append("--num-proc")
     return [flag for flag in foreign if getattr(args, _dest(flag)) is not None]
 
 
@@ -74,7 +84,7 @@ def _options(args: argparse.Namespace) -> dict[str, object]:
         options[key] = yaml.safe_load(value)
     if args.generator is not None:
         options["generator"] = args.generator
-    if args.kind == "ipw":  # IPWBuilder settings with a flag of their own (not --model, --shard, --cache-dir)
+    if args.kind == "ipw":  # IPWBuilder settings with a flag of their own (not --model)
         for flag, (_, default, _) in IPW_OPTIONS.items():
             value = getattr(args, _dest(flag))
             if default is not None:
@@ -88,13 +98,25 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     kinds = "; ".join(f"{name}: {kind.description}" for name, kind in DATA_KINDS.items())
     parser = subparsers.add_parser(
         "build", help="Build training rows of any data kind (simcse, ipw, negation, minimal_pairs).",
-        description=f"Build training rows from a sentence file. Kinds: {kinds}; merge joins ipw shards.",
+        description=f"Build training rows from a sentence file. Kinds: {kinds}; merge joins the parts of --shard builds.",
     )
     parser.add_argument("kind", choices=[*DATA_KINDS, "merge"], help="what to build ('merge' joins shards)")
     parser.add_argument("--input", "-i", nargs="+", help="sentence file (one per line); for merge: shard folders")
     parser.add_argument("--output", "-o", required=True, help="output folder (dataset + report.json)")
     parser.add_argument("--limit", type=int, default=None, help="first N lines only")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--num-proc", type=int, default=None,
+        help="processes for simcse, negation and minimal_pairs (default: every usable core); same rows as 1",
+    )
+    parser.add_argument(
+        "--shard", default=None, metavar="I/N",
+        help="build only part I of N (0-based, e.g. 0/4), for a job array; join the parts with 'build merge'",
+    )
+    parser.add_argument(
+        "--cache-dir", default=None,
+        help="cache folder (default $ST_DEBIAS_CACHE): ipw embeddings, and the parts an interrupted build resumes from",
+    )
     parser.add_argument(
         "--generator", choices=GENERATOR_CHOICES, default=None,
         help="paraphrase (negation) or positive (ipw) candidates; default: the recipes' choice, syntactic for "
@@ -126,6 +148,32 @@ def _save(rows, report, output: str) -> None:
     print(json.dumps({"skipped": dict(report.skipped), "statistics": report.statistics}, indent=2))
 
 
+def _save_part(records, part: dict[str, object], output: str) -> None:
+    """Publish a shard's block records and ``part.json``, what ``build merge`` needs to finish them."""
+    from st_debias.files import atomic_write_text, staged_folder
+
+    folder = Path(output)
+    with staged_folder(folder / PART_RECORDS) as staging:
+        records.save_to_disk(str(staging))
+    atomic_write_text(folder / PART_FILE, json.dumps(part, indent=2, sort_keys=True))
+    blocks = sorted(b for b in records["block"] if b >= 0)
+    span = f"blocks {blocks[0] + 1}–{blocks[-1] + 1}" if blocks else "no block"
+    print(f"part {part['shard']} of {part['kind']}: {span} of {records['of'][0]} -> {folder}; "
+          f"join every part with: st-debias build merge --input PART... --output FOLDER")
+
+
+def _parse_shard(text: str) -> tuple[int, int]:
+    """``I/N`` as ``(I, N)``.
+
+    Raises:
+        ValueError: not two integers with 0 <= I < N.
+    """
+    index, separator, count = text.partition("/")
+    if not separator or not index.isdigit() or not count.isdigit() or not 0 <= int(index) < int(count):
+        raise ValueError(f"--shard {text!r}: expected I/N with 0 <= I < N, e.g. 0/4")
+    return int(index), int(count)
+
+
 def run(args: argparse.Namespace) -> int:
     """Build (or merge) rows and save them; 2 on bad input or an unwritable --output, 1 when no row was built."""
     from st_debias.files import check_writable_folder
@@ -137,10 +185,20 @@ def run(args: argparse.Namespace) -> int:
     if misplaced:
         print(f"st-debias build {args.kind}: error: {', '.join(misplaced)} not read by {args.kind}", file=sys.stderr)
         return 2
+    if args.num_proc is not None and args.num_proc < 1:
+        print(f"st-debias build {args.kind}: error: --num-proc must be at least 1, got {args.num_proc}",
+              file=sys.stderr)
+        return 2
     try:
+        shard = _parse_shard(args.shard) if args.shard else None
         options = _options(args) if args.kind != "merge" else {}
+        parts = _read_parts(args.input) if args.kind == "merge" else None
         check_writable_folder(args.output)
-        rows, report = _build(args, options)
+        if shard is not None and DATA_KINDS[args.kind].in_blocks:
+            records, part = _build_part(args, options, shard)
+            _save_part(records, part, args.output)
+            return 0
+        rows, report = _merge(parts) if parts is not None else _build(args, options, shard)
     except (FileNotFoundError, ValueError, OSError) as error:  # UnicodeDecodeError is a ValueError
         print(f"st-debias build: error: {' '.join(args.input)}: {error}", file=sys.stderr)
         _remove_if_empty(args.output)
@@ -164,34 +222,81 @@ def _remove_if_empty(folder: str) -> None:
         Path(folder).rmdir()
 
 
-def _build(args: argparse.Namespace, options: dict[str, object]):
-    """The rows and the build report that ``args`` asks for."""
-    if args.kind == "merge":
-        from collections import Counter
+def _read_parts(folders: list[str]) -> list[tuple[Path, dict[str, object] | None]]:
+    """Each ``build merge`` input with its ``part.json`` (None for an ipw shard), checked before any work.
 
-        from datasets import load_from_disk
+    Raises:
+        ValueError: a folder that is neither kind of part, or parts of different builds.
+    """
+    parts: list[tuple[Path, dict[str, object] | None]] = []
+    for name in folders:
+        folder = Path(name)
+        if (folder / PART_FILE).is_file():
+            parts.append((folder, json.loads((folder / PART_FILE).read_text())))
+        elif (folder / "report.json").is_file() and (folder / "dataset").is_dir():
+            parts.append((folder, None))
+        else:
+            raise ValueError(f"{folder}: not a part of a --shard build (no {PART_FILE}, no report.json + dataset/)")
+    kinds = {"ipw shard" if part is None else str(part["kind"]) for _, part in parts}
+    if len(kinds) != 1:
+        raise ValueError(f"parts of different kinds cannot be merged: {sorted(kinds)}")
+    described = {json.dumps({k: v for k, v in part.items() if k != "shard"}, sort_keys=True)
+                 for _, part in parts if part is not None}
+    if len(described) > 1:
+        raise ValueError("parts of builds with different settings (seed, options, spaCy model) cannot be merged")
+    return parts
 
+
+def _merge(parts: list[tuple[Path, dict[str, object] | None]]):
+    """The rows and report of every part: block records finish into the rows of one build, ipw shards join."""
+    from datasets import load_from_disk
+
+    first = parts[0][1]
+    if first is None:
         from st_debias.data.builders import merge_builds
         from st_debias.data.io.report import BuildReport
 
-        parts = []
-        for folder in args.input:
-            data = json.loads((Path(folder) / "report.json").read_text())
-            report = BuildReport(**{k: v for k, v in data.items() if k not in ("skipped", "rules")},
-                                 skipped=Counter(data["skipped"]), rules=Counter(data["rules"]))
-            parts.append((load_from_disk(str(Path(folder) / "dataset")), report))
-        return merge_builds(parts)
+        return merge_builds([
+            (load_from_disk(str(folder / "dataset")), BuildReport.from_json((folder / "report.json").read_text()))
+            for folder, _ in parts
+        ])
+    kind = DATA_KINDS[str(first["kind"])]
+    machinery = _machinery(first.get("spacy_model"))  # type: ignore[arg-type]
+    records = [load_from_disk(str(folder / PART_RECORDS)) for folder, _ in parts]
+    return kind.finish_parts(records, seed=int(first["seed"]), options=first["options"], **machinery)  # type: ignore[arg-type]
+
+
+def _machinery(spacy_model: str | None) -> dict[str, object]:
+    if spacy_model is None:
+        return {}
+    from st_debias.data.negation.negator import Negator
+
+    return {"negator": Negator(spacy_model)}
+
+
+def _build_part(args: argparse.Namespace, options: dict[str, object], shard: tuple[int, int]):
+    """The block records of one shard and the ``part.json`` that describes them."""
     from st_debias.data.io.corpus import read_sentences
 
     sentences = read_sentences(args.input[0], limit=args.limit)
-    machinery: dict[str, object] = {}
-    if args.kind == "ipw":
-        machinery["shard"] = tuple(int(x) for x in args.shard.split("/")) if args.shard else None
-    if args.spacy_model is not None:
-        from st_debias.data.negation.negator import Negator
+    records = DATA_KINDS[args.kind].build_part(
+        sentences, shard, seed=args.seed, options=options, cache_dir=args.cache_dir, show_progress_bar=True,
+        num_proc=args.num_proc, **_machinery(args.spacy_model),
+    )
+    part = {"kind": args.kind, "seed": args.seed, "options": options, "spacy_model": args.spacy_model,
+            "shard": f"{shard[0]}/{shard[1]}"}
+    return records, part
 
-        machinery["negator"] = Negator(args.spacy_model)
+
+def _build(args: argparse.Namespace, options: dict[str, object], shard: tuple[int, int] | None):
+    """The rows and the build report that ``args`` asks for."""
+    from st_debias.data.io.corpus import read_sentences
+
+    sentences = read_sentences(args.input[0], limit=args.limit)
+    machinery = _machinery(args.spacy_model)
+    if args.kind == "ipw":
+        machinery["shard"] = shard
     return DATA_KINDS[args.kind].build(
         sentences, seed=args.seed, options=options, model=args.model, cache_dir=args.cache_dir,
-        show_progress_bar=True, **machinery,
+        show_progress_bar=True, num_proc=args.num_proc, **machinery,
     )

@@ -17,14 +17,18 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from datasets import Dataset
 
     from st_debias.data.io.report import BuildReport
+    from st_debias.data.minimal_pairs import MinimalPairBuilder
+    from st_debias.data.negation.builder import OssCSEBuilder
 
 __all__ = ["DATA_KINDS", "DataKind", "generator_versions"]
 
@@ -59,6 +63,11 @@ class DataKind:
         description: what the rows are, for announcements and help.
         columns: the dataset's first columns, in order.
         builder: ``"module:Class"`` of the builder whose signature holds the options; None when it takes none.
+        make: with ``in_blocks``, makes the :class:`~st_debias.data.parallel.BlockBuilder` (``seed``, ``options``,
+            ``show_progress_bar`` and machinery such as ``negator``); otherwise builds the rows and report of the
+            whole corpus at once (ipw: its negatives search every sentence).
+        in_blocks: whether the rows build block by block (:mod:`st_debias.data.parallel`): on ``num_proc``
+            processes, as ``shard`` parts joined by :meth:`finish_parts`, resuming an interrupted build.
         generator_choice: whether the ``generator`` option (:data:`st_debias.data.builders.GENERATOR_CHOICES`)
             picks the candidates, and which choice is the default.
         oversample: corpus sentences read per wanted row (builders that skip sentences need more than one).
@@ -70,7 +79,8 @@ class DataKind:
     description: str
     columns: tuple[str, ...]
     builder: str | None
-    make: Callable[..., tuple[Dataset, BuildReport]]
+    make: Callable[..., Any]
+    in_blocks: bool = False
     generator_choice: str | None = None
     oversample: int = 1
     generators: tuple[str, ...] = ()
@@ -123,6 +133,21 @@ class DataKind:
         """The versions of the generators the rows depend on: new rules must not reuse rows cached by old ones."""
         return {name: _load(_GENERATORS[name]).version for name in self.generators}
 
+    def builder_options(self, options: dict[str, Any] | None) -> dict[str, Any]:
+        """``options`` as the builder takes them (YAML and JSON lists become tuples)."""
+        return _as_builder_arguments(options)
+
+    def identity(self, seed: int, options: dict[str, Any] | None = None, **machinery: Any) -> str:
+        """What decides the rows besides the sentences: names a build's parts, so that a resumed build or a merge
+        never mixes parts of another."""
+        negator = machinery.get("negator")
+        described = {
+            "kind": self.name, "seed": seed, "versions": self.versions(),
+            "options": repr(sorted(_as_builder_arguments(options).items())),
+            "spacy_model": getattr(negator, "model", None),
+        }
+        return json.dumps(described, sort_keys=True)
+
     def build(
         self,
         sentences: list[str],
@@ -132,24 +157,104 @@ class DataKind:
         model: Any = None,
         cache_dir: Any = None,
         show_progress_bar: bool = False,
+        num_proc: int | None = 1,
+        resume: bool = True,
         **machinery: Any,
     ) -> tuple[Dataset, BuildReport]:
-        """The rows of ``sentences`` and the build report; ``machinery`` holds builder arguments a recipe does not
-        set (``negator``, ``shard`` for ipw)."""
-        return self.make(
-            sentences, seed=seed, options=_as_builder_arguments(options), model=model, cache_dir=cache_dir,
-            show_progress_bar=show_progress_bar, **machinery,
+        """The rows of ``sentences`` and the build report.
+
+        Args:
+            sentences: the corpus.
+            seed: the builder's seed.
+            options: the builder options (a recipe's ``data.options``).
+            model: the guide model (ipw).
+            cache_dir: the cache folder (default ``$ST_DEBIAS_CACHE``): embeddings, and the parts of a build in
+                blocks while it runs.
+            show_progress_bar: progress bars.
+            num_proc: processes for a kind built in blocks (None: every usable core); the rows are the same.
+            resume: keep a build's finished parts under ``cache_dir`` until it ends, and reuse them.
+            **machinery: builder arguments a recipe does not set (``negator``; ``shard`` for ipw).
+        """
+        options = _as_builder_arguments(options)
+        if not self.in_blocks:
+            return self.make(
+                sentences, seed=seed, options=options, model=model, cache_dir=cache_dir,
+                show_progress_bar=show_progress_bar, **machinery,
+            )
+        from st_debias.data.parallel import run_blocks
+
+        builder = self.make(seed=seed, options=options, show_progress_bar=show_progress_bar, **machinery)
+        return run_blocks(
+            builder, sentences, num_proc=num_proc, identity=self.identity(seed, options, **machinery),
+            resume_folder=self._parts_folder(cache_dir) if resume else None, show_progress_bar=show_progress_bar,
         )
 
+    def build_part(
+        self,
+        sentences: list[str],
+        shard: tuple[int, int],
+        *,
+        seed: int,
+        options: dict[str, Any] | None = None,
+        cache_dir: Any = None,
+        show_progress_bar: bool = False,
+        num_proc: int | None = 1,
+        **machinery: Any,
+    ) -> Dataset:
+        """The block records of shard ``(index, count)`` of a build in blocks (a job-array task); the records of
+        all ``count`` shards give the rows of :meth:`build` through :meth:`finish_parts`."""
+        from st_debias.data.parallel import build_blocks
 
-def _simcse(sentences: list[str], *, seed: int, options: dict[str, Any], **_: Any) -> tuple[Dataset, BuildReport]:
-    from datasets import Dataset
+        if not self.in_blocks:
+            raise ValueError(f"data kind {self.name!r} is not built in blocks; its builder takes its own shard.")
+        options = _as_builder_arguments(options)
+        builder = self.make(seed=seed, options=options, show_progress_bar=show_progress_bar, **machinery)
+        return build_blocks(
+            builder, sentences, num_proc=num_proc, shard=shard, identity=self.identity(seed, options, **machinery),
+            resume_folder=self._parts_folder(cache_dir), show_progress_bar=show_progress_bar,
+        )
 
-    from st_debias.data.io.report import start_build
+    def finish_parts(
+        self, parts: list[Dataset], *, seed: int, options: dict[str, Any] | None = None, **machinery: Any
+    ) -> tuple[Dataset, BuildReport]:
+        """The rows and report of the block records of every shard of one build.
 
-    cleaned, report = start_build("simcse", sentences)
-    report.rows = report.anchors = len(cleaned.sentences)
-    return Dataset.from_dict({"anchor": cleaned.sentences, "positive": cleaned.sentences}), report
+        Raises:
+            ValueError: parts of different builds, or a block missing or repeated.
+        """
+        from st_debias.data.parallel import finish_blocks
+
+        builder = self.make(seed=seed, options=_as_builder_arguments(options), **machinery)
+        return finish_blocks(builder, parts)
+
+    @staticmethod
+    def _parts_folder(cache_dir: Any) -> Path:
+        from st_debias.paths import cache_root
+
+        return cache_root(cache_dir) / "blocks"
+
+
+class _SimCSERows:
+    """(anchor, anchor) rows: the SimCSE dropout view needs nothing but the cleaned sentences."""
+
+    name = "simcse"
+
+    def __init__(self, **_: Any) -> None:
+        pass
+
+    def prepare(self) -> None:
+        pass
+
+    def build_block(self, block: Any) -> tuple[dict[str, list], BuildReport]:
+        from st_debias.data.io.report import BuildReport
+
+        report = BuildReport(builder=self.name, rows=len(block.sentences), anchors=len(block.sentences))
+        return {"anchor": block.sentences, "positive": block.sentences}, report
+
+    def finish(self, rows: dict[str, list], report: BuildReport) -> Dataset:
+        from datasets import Dataset
+
+        return Dataset.from_dict({name: rows.get(name, []) for name in ("anchor", "positive")})
 
 
 def _ipw(
@@ -166,31 +271,30 @@ def _ipw(
 
 
 def _negation(
-    sentences: list[str], *, seed: int, options: dict[str, Any], show_progress_bar: bool, negator: Any = None, **_: Any
-) -> tuple[Dataset, BuildReport]:
-    from st_debias.data.builders import DEFAULT_PARAPHRASES, build_negation_dataset
+    *, seed: int, options: dict[str, Any], show_progress_bar: bool = False, negator: Any = None
+) -> OssCSEBuilder:
+    from st_debias.data.builders import DEFAULT_PARAPHRASES, negation_builder
 
     options = dict(options)
     machinery = {"negator": negator} if negator is not None else {}
-    return build_negation_dataset(
-        sentences, generator=options.pop("generator", DEFAULT_PARAPHRASES), return_report=True, seed=seed,
-        show_progress_bar=show_progress_bar, **machinery, **options,
+    return negation_builder(
+        generator=options.pop("generator", DEFAULT_PARAPHRASES), seed=seed, show_progress_bar=show_progress_bar,
+        **machinery, **options,
     )
 
 
 def _minimal_pairs(
-    sentences: list[str], *, seed: int, options: dict[str, Any], show_progress_bar: bool, negator: Any = None, **_: Any
-) -> tuple[Dataset, BuildReport]:
+    *, seed: int, options: dict[str, Any], show_progress_bar: bool = False, negator: Any = None
+) -> MinimalPairBuilder:
     from st_debias.data.minimal_pairs import MinimalPairBuilder
 
-    builder = MinimalPairBuilder(seed=seed, negator=negator, show_progress_bar=show_progress_bar, **options)
-    return builder.build(sentences), builder.report
+    return MinimalPairBuilder(seed=seed, negator=negator, show_progress_bar=show_progress_bar, **options)
 
 
 DATA_KINDS: dict[str, DataKind] = {
     kind.name: kind
     for kind in (
-        DataKind("simcse", "(anchor, anchor) SimCSE pairs", ("anchor", "positive"), None, _simcse),
+        DataKind("simcse", "(anchor, anchor) SimCSE pairs", ("anchor", "positive"), None, _SimCSERows, in_blocks=True),
         DataKind(
             "ipw", "DebCSE inverse-propensity-weighted (anchor, positive, negative) rows",
             ("anchor", "positive", "negative_1"), "st_debias.data.ipw.builder:IPWBuilder", _ipw,
@@ -199,12 +303,12 @@ DATA_KINDS: dict[str, DataKind] = {
         DataKind(
             "negation", "(anchor, paraphrase, negation) rows with spaCy negations",
             ("anchor", "paraphrase", "negation"), "st_debias.data.negation.builder:OssCSEBuilder", _negation,
-            generator_choice="syntactic", oversample=3, generators=("syntactic",), mixable=True,
+            in_blocks=True, generator_choice="syntactic", oversample=3, generators=("syntactic",), mixable=True,
         ),
         DataKind(
             "minimal_pairs", "cue-balanced (anchor, positive, negative) minimal pairs",
             ("anchor", "positive", "negative"), "st_debias.data.minimal_pairs:MinimalPairBuilder", _minimal_pairs,
-            oversample=2, generators=("syntactic", "minimal_pairs"), mixable=True,
+            in_blocks=True, oversample=2, generators=("syntactic", "minimal_pairs"), mixable=True,
         ),
     )
 }

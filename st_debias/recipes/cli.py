@@ -47,6 +47,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--no-eval", action="store_true", help="skip the before/after evaluation")
     train.add_argument("--cache-dir", default=None, help="cache for built rows and evaluations")
     train.add_argument(
+        "--num-proc", type=int, default=None,
+        help="processes that build the training rows (default: every usable core); the rows are the same for any",
+    )
+    train.add_argument(
         "--start-as-candidate", action=argparse.BooleanOptionalAction, default=True,
         help="score the start model on STS-B dev as checkpoint 0 and save it when no checkpoint beats it "
         "(default on; --no-start-as-candidate saves the best checkpoint even if the start model was better)",
@@ -75,6 +79,8 @@ def run_train(args: argparse.Namespace) -> int:
 
     try:
         sts_tasks = _sts_tasks(args.sts_tasks)
+        if args.num_proc is not None and args.num_proc < 1:
+            raise ValueError(f"--num-proc must be at least 1, got {args.num_proc}")
         recipe = override(
             load_recipe(args.recipe),
             steps=args.steps,
@@ -98,6 +104,7 @@ def run_train(args: argparse.Namespace) -> int:
             quick_eval=args.quick_eval,
             sts_tasks=sts_tasks,
             cache_dir=args.cache_dir,
+            num_proc=args.num_proc,
             gradient_share_every=args.log_gradient_shares,
             overwrite=args.overwrite,
             start_as_candidate=args.start_as_candidate,

@@ -58,15 +58,18 @@ def build_rows(
     show_progress_bar: bool = True,
     max_rows: int | None = None,
     data_dir: str | os.PathLike[str] | None = None,
+    num_proc: int | None = None,
 ) -> tuple[Dataset, dict[str, Any]]:
     """Rows for ``recipe.data`` built from ``sentences`` with ``model`` as the guide; cached by content.
+
+    A kind built in blocks builds on ``num_proc`` processes (None: every usable core), with the same rows.
 
     ``max_rows`` (default steps x batch size, times the process count under ``torchrun``) caps the rows kept.
     Rows of ``recipe.data.mix`` (read from ``data_dir``, default ``$ST_DEBIAS_DATA``) then replace their share.
     Returns the dataset and the builder's report (counts, skips with reasons, pair statistics).
     """
     wanted = max_rows or recipe.training.steps * recipe.training.batch_size
-    rows, report = _built_rows(recipe, sentences, model, cache_dir, show_progress_bar, wanted)
+    rows, report = _built_rows(recipe, sentences, model, cache_dir, show_progress_bar, wanted, num_proc)
     if recipe.data.mix:
         rows, report = mix_rows(
             rows, report, recipe.data.mix, wanted, seed=recipe.training.seed, data_dir=data_dir,
@@ -76,7 +79,8 @@ def build_rows(
 
 
 def _built_rows(
-    recipe: Recipe, sentences: list[str], model: Any, cache_dir: Any, show_progress_bar: bool, wanted: int
+    recipe: Recipe, sentences: list[str], model: Any, cache_dir: Any, show_progress_bar: bool, wanted: int,
+    num_proc: int | None,
 ) -> tuple[Dataset, dict[str, Any]]:
     """The data kind's own rows (at most ``wanted``), from the cache or built and cached."""
     folder = cache_root(cache_dir) / "rows" / f"{recipe.data.kind}-{_key(recipe, sentences, model, wanted)}"
@@ -91,7 +95,7 @@ def _built_rows(
     )
     rows, built = kind.build(
         sentences, seed=recipe.training.seed, options=recipe.data.options, model=model, cache_dir=cache_dir,
-        show_progress_bar=show_progress_bar,
+        show_progress_bar=show_progress_bar, num_proc=num_proc,
     )
     report = built.as_dict()
     if len(rows) > wanted:

@@ -121,6 +121,7 @@ def train_recipe(
     overwrite: bool = False,
     gradient_share_every: int = 0,
     start_as_candidate: bool = True,
+    num_proc: int | None = None,
 ) -> TrainResult:
     """Train ``recipe`` from ``model`` on ``corpus`` and return the saved model's folder and before/after scores.
 
@@ -147,6 +148,8 @@ def train_recipe(
         start_as_candidate: score the start model on STS-B dev too, as checkpoint 0: when no checkpoint scores
             above it, the saved model is the start model, with a warning (``best_checkpoint`` is ``"start"``).
             Training too long or too fast then cannot return a model worse on dev than the one it began with.
+        num_proc: processes that build the rows of a kind built in blocks (``train --num-proc``; None: every usable
+            core); any number gives the same rows.
 
     Raises:
         ValueError: a budget or data that cannot train a step, an output folder holding another run or in use by a
@@ -160,7 +163,7 @@ def train_recipe(
     run = _prepare(
         recipe, model, corpus, Path(output_dir), data_dir, resume_from_checkpoint, overwrite,
         evaluate=evaluate, eval_tasks=eval_tasks, quick_eval=quick_eval, sts_tasks=sts_tasks, cache_dir=cache_dir,
-        show_progress_bar=show_progress_bar,
+        show_progress_bar=show_progress_bar, num_proc=num_proc,
     )
     before = _evaluate(run, f"{run.start_label} (start)") if run.evaluate and run.main_process else None
     with _training_length(run.model, recipe.training.max_seq_length):
@@ -191,6 +194,7 @@ class _Run:
     eval_tasks: tuple[str, ...]
     sts_tasks: tuple[str, ...]
     show_progress_bar: bool
+    num_proc: int | None = None
     start: StartCandidate | None = None
     dev_evaluator: Any = None
 
@@ -198,7 +202,7 @@ class _Run:
 def _prepare(
     recipe: Recipe, model: Any, corpus: Any, output_dir: Path, data_dir: str | None, resume: bool | str | None,
     overwrite: bool, *, evaluate: bool, eval_tasks: tuple[str, ...], quick_eval: bool,
-    sts_tasks: Sequence[str] | None, cache_dir: Any, show_progress_bar: bool,
+    sts_tasks: Sequence[str] | None, cache_dir: Any, show_progress_bar: bool, num_proc: int | None,
 ) -> _Run:
     """Check the budget, claim the run folder, load the start model and read the corpus."""
     from st_debias.evaluation import QUICK_STS_TASKS, STS_TASKS
@@ -222,6 +226,7 @@ def _prepare(
         sentences=sentences, rows_wanted=rows_wanted, checkpoint=checkpoint,
         args=_training_arguments(training, output_dir, show_progress_bar), evaluate=evaluate,
         eval_tasks=tuple(eval_tasks), sts_tasks=tuple(sts_tasks), show_progress_bar=show_progress_bar,
+        num_proc=num_proc,
     )
 
 
@@ -276,7 +281,7 @@ def _rows_and_loss(run: _Run) -> tuple[Any, dict[str, Any], Any]:
     with run.args.main_process_first(local=False, desc="st-debias: building training rows"):
         rows, data_report = build_rows(
             run.recipe, run.sentences, run.model, cache_dir=run.cache, show_progress_bar=run.show_progress_bar,
-            max_rows=run.rows_wanted, data_dir=run.data_dir,
+            max_rows=run.rows_wanted, data_dir=run.data_dir, num_proc=run.num_proc,
         )
     check_rows_fill_a_batch(run.recipe, rows, data_report, len(run.sentences), processes=run.args.world_size)
     loss, rows = build_loss(run.recipe, run.model, rows, guide=_guide(run), show_progress_bar=run.show_progress_bar)

@@ -25,6 +25,7 @@ FLAGS = {
     "quick_eval": "--quick-eval",
     "sts_tasks": "--sts-tasks",
     "cache_dir": "--cache-dir",
+    "num_proc": "--num-proc",
     "overwrite": "--overwrite",
     "gradient_share_every": "--log-gradient-shares",
     "start_as_candidate": "--start-as-candidate",

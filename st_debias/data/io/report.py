@@ -61,6 +61,16 @@ class BuildReport:
     def to_json(self, **kwargs) -> str:
         return json.dumps(self.as_dict(), indent=2, sort_keys=True, **kwargs)
 
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> BuildReport:
+        """The report :meth:`as_dict` (or a saved ``report.json``) describes."""
+        fields = {key: value for key, value in data.items() if key not in ("skipped", "rules")}
+        return cls(**fields, skipped=Counter(data.get("skipped", {})), rules=Counter(data.get("rules", {})))
+
+    @classmethod
+    def from_json(cls, text: str) -> BuildReport:
+        return cls.from_dict(json.loads(text))
+
     def check_accounting(self) -> None:
         """Check that every input is either an anchor or a counted skip.
 

@@ -41,6 +41,7 @@ from st_debias.data.io.embeddings import encode_corpus, shard_bounds
 from st_debias.data.io.report import BuildReport, pair_statistics
 from st_debias.data.ipw.propensity import (
     WordCoder,
+    coded_edit_distance,
     gumbel_noise,
     negative_probabilities,
     pairwise_word_edit,
@@ -67,7 +68,8 @@ class NegativeSample:
         cosine: (n, m) guide cosine anchor→negative (NaN where missing).
         probability: (n, m) P_neg of each drawn negative.
         pool_sizes: (n,) in-range candidates found per anchor.
-        timings: seconds per step.
+        timings: seconds per step (``neighbour_search``; ``negative_edit_distance``: word edits of eq. 1;
+            ``negative_sampling``: eq. 1–4 probabilities and the draws).
     """
 
     anchor_ids: np.ndarray
@@ -131,17 +133,25 @@ def sample_negatives(
     chosen = np.full((n, num_negatives), -1, dtype=np.int64)
     cosine = np.full((n, num_negatives), np.nan, dtype=np.float32)
     probability = np.full((n, num_negatives), np.nan, dtype=np.float64)
-    t0 = time.perf_counter()
+    timings["negative_edit_distance"] = timings["negative_sampling"] = 0.0
     coder = WordCoder()
+    coded = np.empty(len(sentences), dtype=object)  # each sentence's word code, encoded on first use
+    is_coded = np.zeros(len(sentences), dtype=bool)
     for c0 in range(0, n, chunk_size):
+        t0 = time.perf_counter()
         c1 = min(c0 + chunk_size, n)
         idx = table.indices[c0:c1]
         mask = idx >= 0
         rows, cols = np.nonzero(mask)
+        left, right = anchor_ids[c0:c1][rows], idx[rows, cols]
+        for ids in (anchor_ids[c0:c1], right):
+            for j in np.unique(ids[~is_coded[ids]]).tolist():
+                coded[j] = coder.encode(sentences[j])
+            is_coded[ids] = True
         edit = np.zeros(idx.shape, dtype=np.float64)
-        edit[rows, cols] = pairwise_word_edit(
-            [sentences[start + c0 + r] for r in rows], [sentences[j] for j in idx[rows, cols]], coder=coder
-        )
+        edit[rows, cols] = coded_edit_distance(coded[left].tolist(), coded[right].tolist())
+        t1 = time.perf_counter()
+        timings["negative_edit_distance"] += t1 - t0
         cos = np.nan_to_num(table.scores[c0:c1].astype(np.float64))
         probs = negative_probabilities(
             edit, cos, mask, lambda_n=lambda_n, temperature=temperature,
@@ -154,7 +164,7 @@ def sample_negatives(
         chosen[c0:c1] = np.where(ok, np.take_along_axis(idx, safe, 1), -1)
         cosine[c0:c1] = np.where(ok, np.take_along_axis(table.scores[c0:c1], safe, 1), np.nan)
         probability[c0:c1] = np.where(ok, np.take_along_axis(probs, safe, 1), np.nan)
-    timings["negative_sampling"] = time.perf_counter() - t0
+        timings["negative_sampling"] += time.perf_counter() - t1
     return NegativeSample(anchor_ids, chosen, cosine, probability, table.counts(), timings)
 
 

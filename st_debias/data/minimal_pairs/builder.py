@@ -35,9 +35,10 @@ from typing import Literal
 import numpy as np
 from datasets import Dataset
 
-from st_debias.data.io.report import BuildReport, start_build
+from st_debias.data.io.report import BuildReport
 from st_debias.data.minimal_pairs.edits import NEGATIVE_EDITS, Declined
 from st_debias.data.negation.negator import Negator, negation_count
+from st_debias.data.parallel import Block
 from st_debias.data.text import lexical_overlap, match_error_rate
 
 NEGATIVE_FAMILIES = ("negation", "antonym", "argument_swap", "phrase_swap", "number", "cohyponym")
@@ -95,7 +96,7 @@ class MinimalPairBuilder:
     """
 
     name = "minimal_pairs"
-    version = 2  # 2: parse with part-of-speech tags (voice and syntactic positives); phrase_swap
+    version = 3  # raised whenever the same sentences give other rows (the row cache keys on it)
 
     def __init__(
         self,
@@ -124,6 +125,8 @@ class MinimalPairBuilder:
         self.show_progress_bar = show_progress_bar
         self.report = BuildReport(builder=self.name)
         self.families: list[str] = []
+        self.positive_sources: dict[int, str] = {}
+        self._generators: dict[str, object] = {}
 
     @property
     def nlp(self):
@@ -139,25 +142,20 @@ class MinimalPairBuilder:
             self._nlp = nlp
         return self._nlp
 
-    def _negatives(self, anchors: list[str], report: BuildReport) -> list[dict[str, str]]:
-        """Every applicable negative edit of every anchor: family → edited text."""
-        nlp = self.nlp
-        docs = nlp.pipe(anchors, batch_size=self.negator.batch_size)
-        if self.show_progress_bar:
-            from tqdm.auto import tqdm
-
-            docs = tqdm(docs, total=len(anchors), desc="minimal pairs: parsing")
+    def _negatives(self, block: Block, report: BuildReport) -> list[dict[str, str]]:
+        """Every applicable negative edit of every anchor of the block: family → edited text."""
+        anchors = block.sentences
         declined: dict[str, Counter[str]] = {family: Counter() for family in self.shares}
         out: list[dict[str, str]] = []
-        for k, doc in enumerate(docs):
+        for j, doc in enumerate(self.nlp.pipe(anchors, batch_size=self.negator.batch_size)):
             options: dict[str, str] = {}
             for family in self.shares:
                 if family == "negation":
                     result = self.negator.negate_doc(doc)
                     text: str | Declined = result.text if result.ok else Declined(result.rule)
                 else:
-                    text = NEGATIVE_EDITS[family](doc, np.random.default_rng([self.seed, 11, k]))
-                if isinstance(text, Declined) or text is None or text == anchors[k]:
+                    text = NEGATIVE_EDITS[family](doc, np.random.default_rng([self.seed, 11, block.first + j]))
+                if isinstance(text, Declined) or text is None or text == anchors[j]:
                     declined[family][text.reason if isinstance(text, Declined) else "unchanged"] += 1
                 else:
                     options[family] = text
@@ -170,15 +168,15 @@ class MinimalPairBuilder:
             }
         return out
 
-    def _assign(self, options: list[dict[str, str]]) -> list[str | None]:
-        """A family for each anchor, meeting the shares as closely as availability allows.
+    def _assign(self, options: list[dict[str, str]], block: int) -> list[str | None]:
+        """A family for each anchor of a block, meeting the shares as closely as availability allows.
 
         Rarest family first, each takes up to its quota of the anchors that have it; anchors left over
         go to the available family furthest below its quota (so nothing usable is wasted).
         """
         usable = [k for k, o in enumerate(options) if o]
         quotas = {f: share * len(usable) for f, share in self.shares.items()}
-        rng = np.random.default_rng([self.seed, 12])
+        rng = np.random.default_rng([self.seed, 12, block])
         order = list(rng.permutation(usable))
         assigned: dict[int, str] = {}
         counts: Counter[str] = Counter()
@@ -198,62 +196,87 @@ class MinimalPairBuilder:
             counts[family] += 1
         return [assigned.get(k) for k in range(len(options))]
 
-    def _positives(self, anchors: list[str], families: list[str | None], report: BuildReport) -> list[str | None]:
-        """The first available preferred positive of each assigned anchor (generators run only where needed)."""
+    def _positives(
+        self, block: Block, families: list[str | None], report: BuildReport
+    ) -> tuple[list[str | None], list[str | None]]:
+        """The first available preferred positive of each assigned anchor, and its source (generators run only
+        where needed)."""
+        anchors = block.sentences
         positives: list[str | None] = [None] * len(anchors)
-        wanted: dict[str, list[int]] = {}
-        for k, family in enumerate(families):
-            if family is not None:
-                wanted.setdefault(POSITIVE_PREFERENCES[family][0], []).append(k)
+        sources: list[str | None] = [None] * len(anchors)
         pending = {k: list(POSITIVE_PREFERENCES[f]) for k, f in enumerate(families) if f is not None}
-        generators: dict[str, object] = {}
-        self.positive_sources: dict[int, str] = {}
         for _round in range(max(len(p) for p in POSITIVE_PREFERENCES.values())):
             by_source: dict[str, list[int]] = {}
             for k, prefs in pending.items():
                 if positives[k] is None and prefs:
                     by_source.setdefault(prefs.pop(0), []).append(k)
             for source, ks in sorted(by_source.items()):
-                generator = generators.setdefault(source, _positive_generator(source, self.negator, self.nlp))
+                generator = self._generator(source)
                 texts = [anchors[k] for k in ks]
-                for k, candidates in zip(ks, generator.generate(texts, seed=self.seed)):  # type: ignore[attr-defined]
+                for k, candidates in zip(ks, generator.generate(texts, seed=self.seed)):
                     kept = [c.text for c in candidates if c.text != anchors[k]]
                     if kept:
-                        rng = np.random.default_rng([self.seed, 13, k])
+                        rng = np.random.default_rng([self.seed, 13, block.first + k])
                         positives[k] = kept[int(rng.integers(len(kept)))]
-                        self.positive_sources[k] = source
-                report.generators.setdefault(f"positive:{source}", {"inputs": 0, "with_candidates": 0})
-                entry = report.generators[f"positive:{source}"]
+                        sources[k] = source
+                entry = report.generators.setdefault(f"positive:{source}", {"inputs": 0, "with_candidates": 0})
                 entry["inputs"] = int(entry["inputs"]) + len(ks)  # type: ignore[call-overload]
                 entry["with_candidates"] = int(entry["with_candidates"]) + sum(  # type: ignore[call-overload]
-                    1 for k in ks if positives[k] is not None and self.positive_sources.get(k) == source
+                    1 for k in ks if sources[k] == source
                 )
-        return positives
+        return positives, sources
 
-    def build(self, sentences: Iterable[object], column: str | None = None) -> Dataset:
+    def _generator(self, source: str):
+        """The positive generator of ``source``, made once per builder."""
+        if source not in self._generators:
+            self._generators[source] = _positive_generator(source, self.negator, self.nlp)
+        return self._generators[source]
+
+    def build(
+        self,
+        sentences: Iterable[object],
+        column: str | None = None,
+        *,
+        num_proc: int | None = 1,
+    ) -> Dataset:
         """Rows ``anchor, positive, negative`` (one per usable sentence, in input order).
+
+        Families are assigned within each block of :data:`~st_debias.data.parallel.BLOCK_SIZE` sentences, so
+        that blocks build independently: any ``num_proc`` gives the same rows.
 
         Args:
             sentences: any iterable of strings, a ``datasets`` column, or a ``Dataset`` (with ``column``).
             column: the text column when ``sentences`` is a ``Dataset``.
+            num_proc: processes (None: every usable core).
 
         Raises:
             ValueError: non-string input or no sentence at all.
         """
-        t_start = time.perf_counter()
-        cleaned, report = start_build(self.name, sentences, column)
-        anchors = cleaned.sentences
+        from st_debias.data.parallel import run_blocks
+
+        rows, self.report = run_blocks(self, sentences, column, num_proc=num_proc,
+                                       show_progress_bar=self.show_progress_bar)
+        return rows
+
+    def prepare(self) -> None:
+        """Load the parser, WordNet and every positive generator once (worker processes inherit them)."""
+        self.build_block(Block(0, ["The small cat did not chase the two dogs."], [0], 0))
+        for source in {source for preferences in POSITIVE_PREFERENCES.values() for source in preferences}:
+            self._generator(source).generate(["The small cat chased the dog."], seed=self.seed)
+
+    def build_block(self, block: Block) -> tuple[dict[str, list], BuildReport]:
+        """One block's rows, with each row's family and positive source as side columns, and its counts."""
+        report = BuildReport(builder=self.name)
+        anchors = block.sentences
         t0 = time.perf_counter()
-        options = self._negatives(anchors, report)
+        options = self._negatives(block, report)
         report.timings["negatives"] = time.perf_counter() - t0
-        families = self._assign(options)
+        families = self._assign(options, block.index)
         report.skipped["no_negative_edit"] += sum(1 for f in families if f is None)
         t0 = time.perf_counter()
-        positives = self._positives(anchors, families, report)
+        positives, sources = self._positives(block, families, report)
         report.timings["positives"] = time.perf_counter() - t0
-        rows: dict[str, list[str]] = {"anchor": [], "positive": [], "negative": []}
-        self.families = []
-        fallbacks: Counter[str] = Counter()
+        rows: dict[str, list] = {"anchor": [], "positive": [], "negative": [], "_family": [], "_source": []}
         for k, family in enumerate(families):
             if family is None:
                 continue
@@ -263,20 +286,27 @@ class MinimalPairBuilder:
                     report.skipped["no_positive"] += 1
                     continue
                 positive = anchors[k]
-                fallbacks[family] += 1
-            rows["anchor"].append(anchors[k])
-            rows["positive"].append(positive)
-            rows["negative"].append(options[k][family])
-            self.families.append(family)
+            for name, value in (("anchor", anchors[k]), ("positive", positive), ("negative", options[k][family]),
+                                ("_family", family), ("_source", sources[k])):
+                rows[name].append(value)
         report.rows = report.anchors = len(rows["anchor"])
-        report.statistics.update(cue_statistics(rows["anchor"], rows["positive"], rows["negative"], self.families))
-        report.statistics["positive_fallbacks"] = dict(fallbacks)  # type: ignore[assignment]
-        report.rules.update(self.families)
+        return rows, report
+
+    def finish(self, rows: dict[str, list], report: BuildReport) -> Dataset:
+        """The rows as a dataset; :attr:`families`, :attr:`positive_sources` and the cue statistics of them."""
+        self.families = rows.pop("_family", [])
+        sources = rows.pop("_source", [])
+        self.positive_sources = {row: source for row, source in enumerate(sources) if source is not None}
+        columns = {name: rows.get(name, []) for name in ("anchor", "positive", "negative")}
+        report.statistics.update(
+            cue_statistics(columns["anchor"], columns["positive"], columns["negative"], self.families)
+        )
+        report.statistics["positive_fallbacks"] = dict(  # type: ignore[assignment]
+            Counter(family for family, source in zip(self.families, sources) if source is None)
+        )
+        report.rules = Counter(self.families)
         report.skipped = Counter({k: v for k, v in report.skipped.items() if v})
-        report.timings["total"] = time.perf_counter() - t_start
-        report.check_accounting()
-        self.report = report
-        return Dataset.from_dict(rows)
+        return Dataset.from_dict(columns)
 
 
 def cue_statistics(

@@ -179,8 +179,9 @@ def _siblings(lemma: str) -> list[str]:
         return []
     sense = synsets[0]
     out: list[str] = []
-    for hypernym in sense.hypernyms():
-        for sibling in hypernym.hyponyms():
+    # Sorted: NLTK returns related synsets in set order, which changes with each process's string hashing.
+    for hypernym in sorted(sense.hypernyms()):
+        for sibling in sorted(hypernym.hyponyms()):
             if sibling == sense:
                 continue
             lemma_obj = sibling.lemmas()[0]

@@ -23,8 +23,9 @@ import numpy as np
 from datasets import Dataset
 
 from st_debias.data.generators import CandidateGenerator, candidate_pools
-from st_debias.data.io.report import BuildReport, start_build
+from st_debias.data.io.report import BuildReport
 from st_debias.data.negation.negator import Negator
+from st_debias.data.parallel import Block
 from st_debias.data.text import lexical_overlap, match_error_rate
 
 
@@ -75,21 +76,40 @@ class OssCSEBuilder:
         self.show_progress_bar = show_progress_bar
         self.report = BuildReport(builder=self.name)
 
-    def build(self, sentences: Iterable[object], *, column: str | None = None) -> Dataset:
+    def build(
+        self,
+        sentences: Iterable[object],
+        *,
+        column: str | None = None,
+        num_proc: int | None = 1,
+    ) -> Dataset:
         """Rows for every sentence that could be negated and paraphrased.
 
         Args:
             sentences: any iterable of strings (list, generator, ``dataset["text"]``) or a ``datasets.Dataset``.
             column: the sentence column when ``sentences`` is a ``Dataset`` (optional if it has one column).
+            num_proc: processes (None: every usable core); any number gives the same rows and report.
 
         Raises:
             ValueError: a single string, non-string items, or no sentence at all.
         """
-        t_start = time.perf_counter()
-        cleaned, report = start_build(self.name, sentences, column)
-        anchors = cleaned.sentences
+        from st_debias.data.parallel import run_blocks
+
+        rows, self.report = run_blocks(self, sentences, column, num_proc=num_proc,
+                                       show_progress_bar=self.show_progress_bar)
+        return rows
+
+    def prepare(self) -> None:
+        """Load the negator's pipeline and the generators' resources once (workers inherit them)."""
+        self.negator.negate(["The cat sat on the mat."])
+        candidate_pools(self.paraphrase_generators, ["The cat sat on the mat."], seed=self.seed)
+
+    def build_block(self, block: Block) -> tuple[dict[str, list], BuildReport]:
+        """One block's rows and counts (:class:`~st_debias.data.parallel.BlockBuilder`)."""
+        report = BuildReport(builder=self.name)
+        anchors = block.sentences
         t0 = time.perf_counter()
-        negations = self.negator.negate(anchors, show_progress_bar=self.show_progress_bar)
+        negations = self.negator.negate(anchors)
         report.timings["negation"] = time.perf_counter() - t0
         report.rules.update(n.rule for n in negations)
         negated = [k for k, n in enumerate(negations) if n.ok]
@@ -100,48 +120,50 @@ class OssCSEBuilder:
         candidates, reports = candidate_pools(self.paraphrase_generators, [anchors[k] for k in negated],
                                               seed=self.seed)
         report.generators.update(reports)
-        pools = [[c.text for c in pool] for pool in candidates]
         report.timings["paraphrase"] = time.perf_counter() - t0
         low, high = self.mer_range
-        rows: dict[str, list[str]] = {"anchor": [], "paraphrase": [], "negation": []}
-        mers: list[float] = []
-        negation_mers: list[float] = []
-        fallbacks = 0
-        candidates_total = candidates_kept = 0
-        for pool, k in zip(pools, negated):
+        rows: dict[str, list] = {"anchor": [], "paraphrase": [], "negation": []}
+        fallbacks = candidates_total = candidates_kept = 0
+        for pool, k in zip(candidates, negated):
             anchor = anchors[k]
-            scored = [(text, match_error_rate(anchor, text)) for text in pool]
-            kept = [(t, m) for t, m in scored if low <= m <= high]
-            candidates_total += len(scored)
+            kept = [c.text for c in pool if low <= match_error_rate(anchor, c.text) <= high]
+            candidates_total += len(pool)
             candidates_kept += len(kept)
             if kept:
-                rng = np.random.default_rng([self.seed, 3, cleaned.positions[k]])
-                text, mer = kept[int(rng.integers(len(kept)))]
+                rng = np.random.default_rng([self.seed, 3, block.positions[k]])
+                text = kept[int(rng.integers(len(kept)))]
             elif self.on_missing_paraphrase == "anchor":
-                text, mer = anchor, 0.0
+                text = anchor
                 fallbacks += 1
             else:
                 report.skipped["no_paraphrase_in_mer_range"] += 1
                 continue
             rows["anchor"].append(anchor)
             rows["paraphrase"].append(text)
-            rows["negation"].append(negations[k].text)  # type: ignore[arg-type]
-            mers.append(mer)
-            negation_mers.append(match_error_rate(anchor, negations[k].text))  # type: ignore[arg-type]
+            rows["negation"].append(negations[k].text)
         report.rows = report.anchors = len(rows["anchor"])
         report.statistics.update({
             "paraphrase_fallbacks": fallbacks,
             "paraphrase_candidates": candidates_total,
             "paraphrase_candidates_in_mer_range": candidates_kept,
-            "paraphrase_mer": float(np.mean(mers)) if mers else float("nan"),
-            "negation_mer": float(np.mean(negation_mers)) if negation_mers else float("nan"),
-            "paraphrase_lexical_overlap": float(np.mean([lexical_overlap(a, p) for a, p in
-                                                         zip(rows["anchor"], rows["paraphrase"])]))
-            if mers else float("nan"),
-            "negation_coverage": len(negated) / len(anchors) if anchors else 0.0,
+        })
+        return rows, report
+
+    def finish(self, rows: dict[str, list], report: BuildReport) -> Dataset:
+        """The rows as a dataset, and the statistics of them (:class:`~st_debias.data.parallel.BlockBuilder`)."""
+        columns = {name: rows.get(name, []) for name in ("anchor", "paraphrase", "negation")}
+        anchors, paraphrases, negations = columns["anchor"], columns["paraphrase"], columns["negation"]
+
+        def mean(values: list[float]) -> float:
+            return float(np.mean(values)) if values else float("nan")
+
+        parsed = sum(report.rules.values())
+        unnegated = sum(count for reason, count in report.skipped.items() if reason.startswith("negation_"))
+        report.statistics.update({
+            "paraphrase_mer": mean([match_error_rate(a, p) for a, p in zip(anchors, paraphrases)]),
+            "negation_mer": mean([match_error_rate(a, n) for a, n in zip(anchors, negations)]),
+            "paraphrase_lexical_overlap": mean([lexical_overlap(a, p) for a, p in zip(anchors, paraphrases)]),
+            "negation_coverage": (parsed - unnegated) / parsed if parsed else 0.0,
         })
         report.skipped = Counter({k: v for k, v in report.skipped.items() if v})
-        report.timings["total"] = time.perf_counter() - t_start
-        report.check_accounting()
-        self.report = report
-        return Dataset.from_dict(rows)
+        return Dataset.from_dict(columns)

@@ -163,6 +163,29 @@ def test_negatives_follow_eq_1_to_4_on_the_pool(session_tiny_model, cache_dir, w
         np.testing.assert_allclose(sample.probability[row], probs, rtol=1e-5)
 
 
+def test_negatives_do_not_depend_on_chunking_or_query_slices(session_tiny_model, cache_dir, wiki):
+    """Edit distances, noise and draws are per anchor: chunks of any size give the same arrays as one pass,
+    and anchor slices of the corpus (what sharding runs) the same draws (the guide cosines of a slice may
+    differ in the last float32 bit, as the neighbour search multiplies other block shapes)."""
+    sentences = wiki[:150]
+    emb = encode_corpus(sentences, session_tiny_model, cache_dir=cache_dir, show_progress_bar=False)
+    kwargs = dict(pool_size=16, negative_range=RANGE, seed=5, show_progress_bar=False)
+    whole = sample_negatives(sentences, emb, **kwargs)
+    fields = ("anchor_ids", "chosen", "cosine", "probability", "pool_sizes")
+    for chunk_size in (1, 7):
+        chunked = sample_negatives(sentences, emb, chunk_size=chunk_size, **kwargs)
+        for name in fields:
+            assert getattr(chunked, name).tobytes() == getattr(whole, name).tobytes(), (chunk_size, name)
+    ranges = ((0, 40), (40, 41), (41, 150))
+    slices = [sample_negatives(sentences, emb, query_range=r, **kwargs) for r in ranges]
+    for name in fields:
+        joined = np.concatenate([getattr(part, name) for part in slices])
+        if name in ("cosine", "probability"):
+            np.testing.assert_allclose(joined, getattr(whole, name), rtol=1e-5)
+        else:
+            np.testing.assert_array_equal(joined, getattr(whole, name))
+
+
 def test_hand_computed_pool_of_three():
     """Eq. 1–4 by hand on a 4-sentence corpus whose guide cosines are set directly: anchor 0's pool in
     [0.25, 0.75] is sentences 1 and 2 (sentence 3 at cosine 0.9 is too close). Edits: "a b c d" → "a b c e"

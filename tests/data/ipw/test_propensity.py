@@ -1,4 +1,5 @@
-"""DebCSE eq. 1–6 against a direct float64 loop, and the sampler against its probabilities."""
+"""DebCSE eq. 1–6 against a direct float64 loop, the sampler against its probabilities, and the vectorised
+per-anchor random streams and sampler against numpy's generators and a per-anchor reference."""
 
 from __future__ import annotations
 
@@ -7,14 +8,18 @@ import math
 import numpy as np
 import pytest
 
+from st_debias.data.ipw import propensity
 from st_debias.data.ipw.propensity import (
+    gumbel_noise,
     masked_softmax,
     negative_probabilities,
     pairwise_word_edit,
     positive_probabilities,
+    random_raw,
     sample_without_replacement,
     word_edit_distance,
 )
+from tests.reference import propensity_reference, successive_sample_reference
 
 
 def _softmax(values: list[float], t: float = 1.0) -> list[float]:
@@ -107,3 +112,110 @@ def test_word_edit_distance_is_word_level_and_normalised():
     assert word_edit_distance("one two", "three four five six") == 1.0
     got = pairwise_word_edit(["a b c d", "x y"], ["a b d", "x y"])
     np.testing.assert_allclose(got, [0.25, 0.0])
+
+
+ROW_IDS = np.array([0, 1, 2, 7, 199_999, 2**31, 2**32 - 1, 2**32, 2**40 + 5, 2**63 - 1], dtype=np.uint64)
+STREAM_KEYS = [(0, 1), (3, 2), (2**32 + 7, 1), (2**100 + 3, 2**40)]  # the last two are multi-word entropy
+
+
+@pytest.mark.parametrize(("seed", "stream"), STREAM_KEYS)
+def test_random_raw_equals_numpy_pcg64_per_row(seed, stream):
+    """Guards the vectorised SeedSequence hashing and 128-bit PCG64 arithmetic (one- and two-word keys)."""
+    got = random_raw(ROW_IDS, seed, stream, 70)
+    for row, row_id in enumerate(ROW_IDS.tolist()):
+        want = np.random.PCG64(np.random.SeedSequence([seed, stream, row_id])).random_raw(70)
+        np.testing.assert_array_equal(got[row], want)
+
+
+@pytest.mark.parametrize(("seed", "stream"), STREAM_KEYS)
+def test_gumbel_noise_equals_numpy_generator_per_row(seed, stream):
+    got = gumbel_noise((len(ROW_IDS), 64), ROW_IDS, seed, stream)
+    want = np.stack([np.random.default_rng([seed, stream, i]).gumbel(size=64) for i in ROW_IDS.tolist()])
+    uniform = (1.0 - (random_raw(ROW_IDS, seed, stream, 64) >> np.uint64(11)) * 2.0**-53).ravel()
+    inner = -np.log(uniform)
+    libm_log = all(
+        np.array_equal(np.log(values), [math.log(x) for x in values.tolist()]) for values in (uniform, inner)
+    )
+    if libm_log:  # numpy's float64 log is the C library's on these inputs: the noise is bit-identical
+        assert got.tobytes() == want.tobytes()
+    else:  # numpy's own SIMD log may round the last bit differently
+        np.testing.assert_allclose(got, want, rtol=1e-14, atol=1e-15)
+
+
+def test_gumbel_noise_does_not_depend_on_batching():
+    """Sharded builds concatenate to the unsharded one only if a row's noise depends on its id alone."""
+    ids = np.arange(1000, 1300)
+    whole = gumbel_noise((300, 16), ids, 5, 1)
+    order = np.random.default_rng(0).permutation(300)
+    shuffled = gumbel_noise((300, 16), ids[order], 5, 1)
+    assert shuffled.tobytes() == whole[order].tobytes()
+    parts = [gumbel_noise((len(p), 16), p, 5, 1) for p in np.array_split(ids, 7)]
+    assert np.concatenate(parts).tobytes() == whole.tobytes()
+    assert gumbel_noise((0, 16), [], 5, 1).shape == (0, 16)
+
+
+def test_gumbel_noise_redraws_like_numpy_when_the_uniform_is_one(monkeypatch):
+    """numpy rejects U = 1 and draws again, shifting the rest of the row; such rows come from numpy itself."""
+    ids = np.array([4, 9])
+    real = random_raw(ids, 0, 1, 8)
+    forced = real.copy()
+    forced[1, 3] = 5  # top 53 bits zero: next_double = 0, U = 1
+    monkeypatch.setattr(propensity, "random_raw", lambda *args: forced)
+    got = gumbel_noise((2, 8), ids, 0, 1)
+    np.testing.assert_array_equal(got[1], np.random.default_rng([0, 1, 9]).gumbel(size=8))
+    assert np.isfinite(got).all()
+
+
+def test_gumbel_noise_rejects_bad_row_ids():
+    with pytest.raises(ValueError, match=">= 0"):
+        gumbel_noise((1, 3), np.array([-1]), 0, 1)
+    with pytest.raises(TypeError, match="integers"):
+        gumbel_noise((1, 3), np.array([1.5]), 0, 1)
+    with pytest.raises(ValueError, match="rows"):
+        gumbel_noise((2, 3), [1], 0, 1)
+
+
+@pytest.mark.parametrize("m", [1, 2, 5, 9, 12])
+@pytest.mark.parametrize("layout", ["prefix", "scattered"])
+def test_vectorised_sampling_equals_per_anchor_reference_on_ragged_pools(m, layout):
+    """Eq. 1–4 on (n, K) matrices with masked pool slots, the vectorised noise and top-m selection give, for
+    every anchor, what a per-anchor loop gives on its own pool: plain-Python eq. 1–4, the anchor's numpy
+    stream ``default_rng([seed, 1, anchor])`` over the K slots, and successive sampling without replacement.
+    Pools vary in size, some smaller than m (m = 9 and 12 also cover the full-sort path)."""
+    rng = np.random.default_rng(11)
+    n, k, seed = 400, 10, 7
+    anchor_ids = rng.choice(200_000, size=n, replace=False)
+    edit = rng.uniform(0, 1, size=(n, k))
+    cos = rng.uniform(0.25, 0.75, size=(n, k))
+    sizes = rng.integers(0, k + 1, size=n)
+    mask = np.arange(k)[None, :] < sizes[:, None]
+    if layout == "scattered":
+        mask = rng.permuted(mask, axis=1)
+    probs = negative_probabilities(edit, cos, mask, lambda_n=0.8, temperature=0.5, similarity_temperature=0.7)
+    picks = sample_without_replacement(probs, m, gumbel_noise((n, k), anchor_ids, seed, 1))
+    assert picks.shape == (n, m) and picks.dtype == np.int64
+    for r in range(n):
+        slots = np.flatnonzero(mask[r])
+        if len(slots) == 0:
+            assert picks[r].tolist() == [-1] * m and not probs[r].any()
+            continue
+        pool_edit, pool_cos = edit[r, slots].tolist(), cos[r, slots].tolist()
+        pool_probs = propensity_reference(pool_edit, pool_cos, 0.8, "negative", 0.5, 0.7)
+        noise = np.random.default_rng([seed, 1, int(anchor_ids[r])]).gumbel(size=k)[slots].tolist()
+        want = [int(slots[j]) for j in successive_sample_reference(pool_probs, m, noise)]
+        assert picks[r].tolist() == want + [-1] * (m - len(want)), r
+        np.testing.assert_allclose(probs[r, slots], pool_probs, rtol=1e-12)
+
+
+@pytest.mark.parametrize("m", [1, 3, 8, 9])
+def test_top_m_selection_breaks_ties_like_a_stable_sort(m):
+    """The argmax selection (m <= 8) and the full sort (m > 8) return the same draws, ties by column."""
+    rng = np.random.default_rng(3)
+    probs = np.round(rng.uniform(size=(200, 12)), 1)
+    probs[rng.uniform(size=probs.shape) < 0.3] = 0.0
+    noise = np.zeros_like(probs)  # many exact ties
+    with np.errstate(divide="ignore"):
+        keys = np.where(probs > 0, np.log(probs), -np.inf)
+    order = np.argsort(-keys, axis=1, kind="stable")[:, :m]
+    want = np.where(np.isfinite(np.take_along_axis(keys, order, axis=1)), order, -1)
+    np.testing.assert_array_equal(sample_without_replacement(probs, m, noise), want)

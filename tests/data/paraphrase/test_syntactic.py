@@ -382,6 +382,22 @@ def test_deterministic_under_seed(make):
     assert alone[0] == first[2]
 
 
+def test_each_draft_is_rendered_once(make, monkeypatch):
+    """The candidate search renders each distinct draft (tokens and overrides) of a sentence once."""
+    from st_debias.data.paraphrase.syntactic import generator
+
+    rendered: list[tuple] = []
+    real = generator.render
+
+    def counting(doc, draft, surface=None):
+        rendered.append((doc.text, draft.items, frozenset(draft.overrides.items())))
+        return real(doc, draft, surface)
+
+    monkeypatch.setattr(generator, "render", counting)
+    assert sum(map(len, make(max_candidates=8).generate(SENTENCES))) > 0
+    assert rendered and len(rendered) == len(set(rendered))
+
+
 # ---------------------------------------------------------------- bad input
 
 

@@ -144,13 +144,13 @@ Surface = tuple[list[str], list[str], bool]
 """Token texts, trailing whitespace, and whether the first token keeps its capital (see :func:`render`)."""
 
 
-def surface_of(doc: Doc, tokens: list[Token] | None = None) -> Surface:
-    """What :func:`render` needs from a Doc, read once (pass ``list(doc)`` if already made)."""
+def surface_of(doc: Doc, tokens: list[Token] | None = None, text: str | None = None) -> Surface:
+    """What :func:`render` needs from a Doc, read once (pass ``list(doc)`` and ``doc.text`` if already made)."""
     if tokens is None:
         tokens = list(doc)
     texts = [t.text for t in tokens]
     starts = [t.idx for t in tokens]
-    full = doc.text
+    full = doc.text if text is None else text
     ends = [*starts[1:], len(full)]
     # Token.whitespace_ is slow; the gap to the next token is the same string.
     spaces = [full[a + len(t) : b] for a, t, b in zip(starts, texts, ends)]

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from st_debias.data.generators import Candidate, CandidateGenerator
-from st_debias.data.paraphrase.syntactic.draft import Draft, render
+from st_debias.data.paraphrase.syntactic.draft import Draft, Surface, render
 from st_debias.data.paraphrase.syntactic.rules import RULES, Edit, Parsed
 from st_debias.data.text import match_error_rate, words
 
@@ -194,7 +194,7 @@ class SyntacticParaphraser(CandidateGenerator):
         if text.rstrip().endswith("?"):
             declined["question"] += 1
             return []
-        parsed = Parsed.of(doc)
+        parsed = Parsed.of(doc, text)
         edits, reasons = self._edits(parsed)
         for rule, reason in reasons.items():
             declined[f"{rule}:{reason}"] += 1
@@ -202,39 +202,34 @@ class SyntacticParaphraser(CandidateGenerator):
             declined["no_transform_applies"] += 1
             return []
         low, high = self.mer_window
-        original = words(text)
-        structural = [e for e in edits if e.structural]
-        starts: list[Edit | None] = [*structural, None] if structural else [None]
+        steps = _Steps(doc, parsed.surface, words(text), edits)
+        structural = [j for j, e in enumerate(edits) if e.structural]
+        starts: list[int | None] = [*structural, None] if structural else [None]
         rng.shuffle(starts)
-        base = Draft.identity(doc)
-        surface = parsed.surface
         seen = {text}
         found: list[Candidate] = []
         for attempt in range(3 * self.max_candidates):
             start = starts[attempt % len(starts)]
-            draft, mer, out = base, 0.0, text
+            path: tuple[int, ...] = ()
+            draft, out, mer = steps.base, text, 0.0
             if start is not None:
-                applied = start.apply(base)
-                if applied is None:
+                step = steps.apply(path, start)
+                if step is None:
                     continue
-                draft = applied
-                out = render(doc, draft, surface)
-                mer = match_error_rate(original, words(out))
+                draft, out, mer = step
                 if mer > high:
                     continue
-            pool = [e for e in edits if e is not start]
+                path = (start,)
+            pool = [j for j in range(len(edits)) if j != start]
             rng.shuffle(pool)
-            for edit in pool:
+            for j in pool:
                 if draft.transforms and mer >= low:
                     break
-                new = edit.apply(draft)
-                if new is None:
+                step = steps.apply(path, j)
+                if step is None or step[2] > high:
                     continue
-                new_out = render(doc, new, surface)
-                new_mer = match_error_rate(original, words(new_out))
-                if new_mer > high:
-                    continue
-                draft, mer, out = new, new_mer, new_out
+                draft, out, mer = step
+                path = (*path, j)
             if not draft.transforms or not low <= mer <= high:
                 continue
             if out in seen:
@@ -246,3 +241,42 @@ class SyntacticParaphraser(CandidateGenerator):
         if not found:
             declined["outside_mer_window"] += 1
         return found
+
+
+class _Steps:
+    """Edits applied to one sentence's drafts, each path of edits applied and each distinct draft rendered once.
+
+    The candidate search revisits the same drafts (every attempt from a start edit re-applies it, and
+    edits applied in another order often give the same tokens), so results are kept for the sentence.
+    """
+
+    def __init__(self, doc, surface: Surface, original: list[str], edits: list[Edit]) -> None:
+        self.doc = doc
+        self.surface = surface
+        self.original = original
+        self.edits = edits
+        self.base = Draft.identity(doc)
+        self._paths: dict[tuple[int, ...], tuple[Draft, str, float] | None] = {}
+        self._texts: dict[tuple, tuple[str, float]] = {}
+
+    def apply(self, path: tuple[int, ...], j: int) -> tuple[Draft, str, float] | None:
+        """Edit ``j`` applied to the draft that ``path`` (edit indices, in order) made from the input.
+
+        Returns:
+            The new draft, its text and its match error rate against the input; None if the edit does not apply.
+        """
+        key = (*path, j)
+        if key in self._paths:
+            return self._paths[key]
+        new = self.edits[j].apply(self._paths[path][0] if path else self.base)
+        result = None
+        if new is not None:
+            # Rendering reads only the items and the overrides, not the transforms' names.
+            content = (new.items, frozenset(new.overrides.items()))
+            rendered = self._texts.get(content)
+            if rendered is None:
+                out = render(self.doc, new, self.surface)
+                rendered = self._texts[content] = (out, match_error_rate(self.original, words(out)))
+            result = (new, *rendered)
+        self._paths[key] = result
+        return result

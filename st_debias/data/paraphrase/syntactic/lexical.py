@@ -319,6 +319,9 @@ _ABBREVIATIONS = {
     ("European", "Union"): "EU",
 }
 _DAY = re.compile(r"^([1-9]|[12][0-9]|3[01])$")
+# First words of the keys above: a token that is neither starts no fixed phrase.
+_PHRASE_STARTS = frozenset(key[0] for key in _PHRASES)
+_ABBREVIATION_STARTS = frozenset(key[0] for key in _ABBREVIATIONS)
 
 
 _EVENT_NOUNS = frozenset(
@@ -333,6 +336,10 @@ _EVENT_NOUNS = frozenset(
 )
 _NUMBER_PREPS = {"around": "about", "about": "around"}
 _BE_FINITE = frozenset({"is", "was", "are", "were"})
+# The only lower-cased words :func:`_contextual_phrase` rewrites.
+_CONTEXTUAL_WORDS = frozenset(
+    ["more", "over", *_NUMBER_PREPS, *"consist consists consisted located following after is are".split()]
+)
 
 
 def _contextual_phrase(p: Parsed, t: Token) -> dict[int, str] | None:
@@ -394,13 +401,14 @@ def phrase(p: Parsed) -> list[Edit] | str:
     percentages ("26%" <-> "26 percent") and dates ("3 May 1921" <-> "May 3, 1921")."""
     tokens, spaces = p.tokens, p.spaces
     lowers = [t.lower_ for t in tokens]
-    texts = [t.text for t in tokens]
+    texts = p.surface[0]
     edits = []
     n = len(tokens)
     for i in range(n):
         if i in p.quoted:
             continue
-        for size in range(1, _MAX_PHRASE + 1):
+        fixed = lowers[i] in _PHRASE_STARTS or texts[i] in _ABBREVIATION_STARTS
+        for size in range(1, _MAX_PHRASE + 1) if fixed else ():
             j = i + size
             if j > n or any(spaces[k] != " " for k in range(i, j - 1)):
                 break
@@ -427,23 +435,18 @@ def phrase(p: Parsed) -> list[Edit] | str:
                 new = f"{new} of"
             overrides = {i: new, **{k: "" for k in range(i + 1, j)}}
             edits.append(word_edit("phrase", overrides))
-        t = tokens[i]
-        contextual = _contextual_phrase(p, t)
-        if contextual is not None:
-            edits.append(word_edit("phrase", contextual))
-        if t.text == "%" and i > 0 and tokens[i - 1].tag_ == "CD" and spaces[i - 1] == "":
+        if lowers[i] in _CONTEXTUAL_WORDS:
+            contextual = _contextual_phrase(p, tokens[i])
+            if contextual is not None:
+                edits.append(word_edit("phrase", contextual))
+        if texts[i] == "%" and i > 0 and tokens[i - 1].tag_ == "CD" and spaces[i - 1] == "":
             edits.append(word_edit("phrase", {i: "percent"}))
-        elif (
-            t.lower_ == "percent"
-            and i > 0
-            and tokens[i - 1].tag_ == "CD"
-            and tokens[i - 1].text[-1:].isdigit()
-        ):
+        elif lowers[i] == "percent" and i > 0 and tokens[i - 1].tag_ == "CD" and texts[i - 1][-1:].isdigit():
             edits.append(word_edit("phrase", {i: "%"}))
-        if i + 2 < n and _DAY.match(t.text) and lowers[i + 1] in MONTHS and YEAR.match(texts[i + 2]):
+        if i + 2 < n and _DAY.match(texts[i]) and lowers[i + 1] in MONTHS and YEAR.match(texts[i + 2]):
             # 3 May 1921 -> May 3, 1921
-            if spaces[i] == " " and spaces[i + 1] == " " and (i + 3 >= n or tokens[i + 3].text != ","):
-                edits.append(word_edit("phrase", {i: texts[i + 1], i + 1: t.text + ","}))
+            if spaces[i] == " " and spaces[i + 1] == " " and (i + 3 >= n or texts[i + 3] != ","):
+                edits.append(word_edit("phrase", {i: texts[i + 1], i + 1: texts[i] + ","}))
         if (
             i + 3 < n
             and lowers[i] in MONTHS
@@ -452,5 +455,5 @@ def phrase(p: Parsed) -> list[Edit] | str:
             and YEAR.match(texts[i + 3])
         ):
             # May 3, 1921 -> 3 May 1921
-            edits.append(word_edit("phrase", {i: texts[i + 1], i + 1: t.text, i + 2: ""}))
+            edits.append(word_edit("phrase", {i: texts[i + 1], i + 1: texts[i], i + 2: ""}))
     return edits or "no_phrase"

@@ -46,12 +46,14 @@ def _lemmas(word: str, upos: str) -> tuple[str, ...]:
     return getLemma(word, upos=upos)
 
 
+@lru_cache(maxsize=65536)
 def _inflections(lemma: str, tag: str) -> tuple[str, ...]:
-    from lemminflect import getInflection
+    from lemminflect import getInflection  # deep-copies its tables on every call: cache the answers
 
     return getInflection(lemma, tag=tag)
 
 
+@lru_cache(maxsize=65536)
 def lemma_of(word: str, tag: str) -> str:
     """Lemma of ``word`` (lower-cased) with Penn ``tag``, choosing the lemma that inflects back to it.
 

@@ -303,7 +303,7 @@ def mid_adverbial(p: Parsed) -> list[Edit] | str:
         return "quotes"
     if p.root.pos_ not in ("VERB", "AUX"):
         return "no_verb_root"
-    if any(t.text == ";" for t in p.tokens):
+    if p.semicolon:
         return "multiple_clauses"
     doc, root, subj = p.doc, p.root, p.subject
     if subj is None:

@@ -76,34 +76,38 @@ class Parsed:
     clean_end: bool  # only terminal punctuation follows ``last``
     coordinated: str  # "" (none), "shared" (verb phrases share the subject) or "clauses"
     surface: Surface  # what ``render`` needs, read once
+    semicolon: bool  # a ";" joins clauses
 
     @classmethod
-    def of(cls, doc: Doc) -> Parsed:
+    def of(cls, doc: Doc, text: str | None = None) -> Parsed:
+        """Read ``doc`` once (pass ``text`` when ``doc.text`` is already at hand)."""
         tokens = list(doc)
+        surface = surface_of(doc, tokens, text)
+        texts = surface[0]
         sents = list(doc.sents)
         root = sents[0].root
         subject = next((c for c in root.children if c.dep_ in ("nsubj", "nsubjpass", "csubj", "expl")), None)
         quoted: set[int] = set()
         regions: list[tuple[int, int]] = []
         opened: int | None = None
-        for t in tokens:
-            if t.text in QUOTES:
+        for i, word in enumerate(texts):
+            if word in QUOTES:
                 if opened is None:
-                    opened = t.i
+                    opened = i
                 else:
-                    regions.append((opened, t.i))
+                    regions.append((opened, i))
                     opened = None
-            if opened is not None or t.text in QUOTES:
-                quoted.add(t.i)
+                quoted.add(i)
+            elif opened is not None:
+                quoted.add(i)
         last = len(tokens) - 1
         while last > 0 and tokens[last].is_punct:
             last -= 1
-        clean_end = all(tokens[i].text in TERMINAL for i in range(last + 1, len(tokens)))
+        clean_end = all(texts[i] in TERMINAL for i in range(last + 1, len(tokens)))
         conj_verbs = [c for c in root.children if c.dep_ == "conj" and c.pos_ in ("VERB", "AUX")]
         # "shared" = verb phrases sharing the subject ("He wrote X and left"); "clauses" = each has its own.
         has_subject = [any(x.dep_ in ("nsubj", "nsubjpass", "expl") for x in c.children) for c in conj_verbs]
         coordinated = "shared" if not all(has_subject) else "clauses" if conj_verbs else ""
-        surface = surface_of(doc, tokens)
         return cls(
             doc,
             tokens,
@@ -119,6 +123,7 @@ class Parsed:
             clean_end,
             coordinated,
             surface,
+            ";" in texts,
         )
 
     def splits_quote(self, indices) -> bool:
@@ -137,7 +142,7 @@ class Parsed:
             return "multiple_sentences"
         if not self.balanced or self.root.i in self.quoted:
             return "quotes"
-        if any(t.text == ";" for t in self.tokens):
+        if self.semicolon:
             return "multiple_clauses"
         if self.root.pos_ not in ("VERB", "AUX"):
             return "no_verb_root"

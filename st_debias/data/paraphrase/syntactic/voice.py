@@ -120,7 +120,7 @@ def passive(p: Parsed) -> list[Edit] | str:
 
 def _inner_clause_heads(p: Parsed):
     """Verbs heading a subordinate or coordinated clause (a bare advcl needs its marker), outside quotes."""
-    if not p.single or not p.balanced or any(t.text == ";" for t in p.tokens):
+    if not p.single or not p.balanced or p.semicolon:
         return
     for v in p.tokens:
         if v.dep_ not in _CLAUSE_HEAD_DEPS or v.i in p.quoted:
