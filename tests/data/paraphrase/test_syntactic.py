@@ -432,3 +432,11 @@ def test_constructor_validates_arguments(nlp):
         SyntacticParaphraser(nlp=nlp, transforms=["translate"])
     with pytest.raises(ValueError, match="mer_window"):
         SyntacticParaphraser(nlp=nlp, mer_window=(0.7, 0.2))
+
+
+def test_a_punctuation_token_tagged_as_a_word_does_not_fail():
+    """A corpus line where spaCy tags "-" as an adjective: lemminflect lemmatises it to "" and then failed to
+    inflect "" (IndexError), ending a whole build at line 12,128 of the shared corpus."""
+    from st_debias.data.paraphrase.syntactic.morph import inflect, lemma_of
+
+    assert lemma_of("-", "JJR") == "-" and inflect("", "JJR") is None

@@ -50,6 +50,8 @@ def _lemmas(word: str, upos: str) -> tuple[str, ...]:
 def _inflections(lemma: str, tag: str) -> tuple[str, ...]:
     from lemminflect import getInflection  # deep-copies its tables on every call: cache the answers
 
+    if not lemma:  # lemminflect gives "" as the lemma of some words and then fails to inflect it
+        return ()
     return getInflection(lemma, tag=tag)
 
 
@@ -63,7 +65,7 @@ def lemma_of(word: str, tag: str) -> str:
     if tag not in _INFLECTION_TAGS:
         return word
     upos = _UPOS_OF_TAG[tag[:1]]
-    lemmas = _lemmas(word, upos)
+    lemmas = [lemma for lemma in _lemmas(word, upos) if lemma]  # lemminflect gives "" for some punctuation
     if not lemmas:
         return word
     for lemma in lemmas:
