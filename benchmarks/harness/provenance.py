@@ -63,20 +63,20 @@ def uncommitted_changes(cwd: Path | None = None) -> bool | None:
     return bool(status) if status is not None else None
 
 
-#: The commit a copy of the work tree without git (a device machine's) was made from, as the caller states it.
+#: The commit that a copy of the code run elsewhere (a device machine's ``git archive`` of it) was made from,
+#: as the caller states it; it replaces what git says about the folder around the copy.
 STATED_COMMIT = "ST_DEBIAS_BENCH_COMMIT"
 
 
 def stamp() -> dict[str, Any]:
-    """The provenance of a result made now: commit (outside a git checkout, the one :data:`STATED_COMMIT` states,
-    marked ``commit_stated``; else None), whether the work tree had uncommitted changes (result files aside),
-    package versions, builder versions and the UTC time."""
-    commit = _git("rev-parse", "HEAD")
-    stated = commit is None and bool(os.environ.get(STATED_COMMIT))
+    """The provenance of a result made now: commit (None outside a git checkout; the one :data:`STATED_COMMIT`
+    states when set, marked ``commit_stated``), whether the work tree had uncommitted changes (result files aside;
+    None when unknown), package versions, builder versions and the UTC time."""
+    stated = os.environ.get(STATED_COMMIT)
     return {
-        "commit": os.environ[STATED_COMMIT] if stated else commit,
+        "commit": stated or _git("rev-parse", "HEAD"),
         **({"commit_stated": True} if stated else {}),
-        "dirty": uncommitted_changes(),
+        "dirty": None if stated else uncommitted_changes(),
         "packages": {name: _version(name) for name in PACKAGES},
         "builders": builder_versions(),
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
