@@ -266,10 +266,13 @@ class MinimalPairBuilder:
 
     def build_block(self, block: Block) -> tuple[dict[str, list], BuildReport]:
         """One block's rows, with each row's family and positive source as side columns, and its counts."""
+        from st_debias.data.spacy_pipeline import one_blas_thread
+
         report = BuildReport(builder=self.name)
         anchors = block.sentences
         t0 = time.perf_counter()
-        options = self._negatives(block, report)
+        with one_blas_thread():  # the negator's pipeline multiplies with numpy's BLAS: one core per process
+            options = self._negatives(block, report)
         report.timings["negatives"] = time.perf_counter() - t0
         families = self._assign(options, block.index)
         report.skipped["no_negative_edit"] += sum(1 for f in families if f is None)

@@ -80,6 +80,8 @@ def test_non_string_raises(negator):
         negator.negate(["fine.", 3])
     with pytest.raises(ValueError, match="already_negated"):
         Negator(negator.model, already_negated="maybe")
+    with pytest.raises(ValueError, match="blas"):
+        Negator(negator.model, blas="mkl")  # type: ignore[arg-type]
 
 
 def test_negated_antonym_generator(negator):
@@ -98,3 +100,33 @@ def test_negated_antonym_shares_the_syntactic_word_list(negator, monkeypatch):
     assert NegatedAntonymGenerator(negator).generate(["The film is good."])[0][0].text == "The film is not bad."
     paraphraser = SyntacticParaphraser(transforms=["antonym_negation"], mer_window=(0.0, 1.0))
     assert [c.text for c in paraphraser.generate(["The film is good."])[0]] == ["The film is not bad."]
+
+
+def test_negator_pipeline_parses_like_blis(negator, wiki):
+    """The negator's own pipeline multiplies with numpy's BLAS: the parses and results of blis stay."""
+    blis_nlp = Negator(negator.model, blas="blis").nlp
+    assert all(node.ops.use_blis for node in blis_nlp.get_pipe("tok2vec").model.walk())
+    assert not any(node.ops.use_blis for node in negator.nlp.get_pipe("tok2vec").model.walk())
+    sentences = wiki[:300]
+
+    def parses(nlp):
+        return [[(t.tag_, t.dep_, t.head.i) for t in doc] for doc in nlp.pipe(sentences)]
+
+    assert parses(negator.nlp) == parses(blis_nlp)
+    on_blis = Negator(negator.model, nlp=blis_nlp)  # a pipeline passed in is used as it is
+    assert on_blis.negate(sentences) == negator.negate(sentences)
+    assert all(node.ops.use_blis for node in blis_nlp.get_pipe("parser").model.walk())
+
+
+def test_negate_doc_agrees_with_negate(negator, wiki):
+    """``negate`` reads a Doc's text from its input, ``negate_doc`` from the Doc: both give one result, also
+    around runs of spaces, tabs and curly quotes, where render needs each token's exact trailing space."""
+    from st_debias.data.negation.negator import _columns, _surface
+    from st_debias.data.paraphrase.syntactic.draft import surface_of
+
+    odd = ["He  likes\tcats .", "“They went home,” she said.", "It rains\u00a0today.", "I don't know  why."]
+    sentences = [*wiki[:200], *odd, *(s for s, _, _ in CASES)]
+    for sentence, result in zip(sentences, negator.negate(sentences)):
+        doc = negator.nlp(sentence.strip())
+        assert negator.negate_doc(doc) == result
+        assert _surface(doc, doc.to_array(_columns()[0]).tolist(), doc.text) == surface_of(doc)
