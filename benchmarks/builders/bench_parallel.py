@@ -1,8 +1,8 @@
 """Throughput of the row builders in blocks at 1, 2, … processes, and the hours projected for 1M sentences.
 
 For each kind (``negation``, ``minimal_pairs``, and the syntactic paraphraser alone) and each process count,
-the builder is made and warmed up (spaCy and WordNet loaded) outside the timed part; the timed part is one
-``builder.build(sentences, num_proc=N)``, forking the workers included. With ``--sentences`` every count builds
+the builder is made and warmed up (spaCy and WordNet loaded) in a fresh process, outside the timed part; the
+timed part is one ``builder.build(sentences, num_proc=N)``, forking the workers included. With ``--sentences`` every count builds
 the same sentences and the rows are checked to be identical; with ``--blocks-per-process B`` each count builds
 ``B`` blocks per process (for many cores, where one size for all would be too small or too long).
 
@@ -15,8 +15,10 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import multiprocessing
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
@@ -141,7 +143,11 @@ def main(argv: list[str] | None = None) -> None:
     for kind in args.kinds:
         for procs in args.procs:
             count = args.blocks_per_process * BLOCK_SIZE * procs if args.blocks_per_process else args.sentences
-            runs.append(measure(kind, corpus[:count], procs, args.spacy_model, args.allow_load))
+            # A fresh process per measurement: caches filled by an earlier one (lemmas, WordNet) must not help it.
+            with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as fresh:
+                runs.append(fresh.submit(
+                    measure, kind, corpus[:count], procs, args.spacy_model, args.allow_load
+                ).result())
     same_size = args.blocks_per_process is None
     identical = {
         kind: len({run["rows_digest"] for run in runs if run["kind"] == kind}) == 1 for kind in args.kinds
