@@ -216,7 +216,7 @@ CASES = {
     ),
     "build-merge-of-a-folder-without-a-build": Case(
         lambda i: ["build", "merge", "--input", str(i.root), "--output", str(i.root / "out")],
-        lambda i: [str(i.root / "report.json")],
+        lambda i: [f"{i.root}: not a part of a --shard build (no part.json, no report.json + dataset/)"],
     ),
     "build-non-utf8-corpus": pytest.param(
         Case(
@@ -339,8 +339,10 @@ def test_build_help_groups_the_options_of_each_kind(capsys) -> None:
     shared, ipw, negation = text.split("\noptions:")[1].split("\nipw only:")[0], *text.split("\nipw only:")[1].split(
         "\nnegation and minimal_pairs only:"
     )
-    for flag in ("--pool-size", "--lambda-n", "--shard", "--model", "--cache-dir"):
+    for flag in ("--pool-size", "--lambda-n", "--model"):
         assert f"  {flag} " in ipw and flag not in shared + negation, flag
+    for flag in ("--shard", "--num-proc", "--cache-dir"):  # every kind reads them
+        assert f"  {flag} " in shared and flag not in ipw + negation, flag
     assert "--spacy-model" in negation and "--spacy-model" not in shared + ipw
     assert "--option KEY=VALUE" in shared
 
