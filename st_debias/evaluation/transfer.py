@@ -16,7 +16,8 @@ so the same embeddings give the same figures to the last digit. The test split o
 after the regularisation is fixed: every selection figure (``selection_accuracy``) comes from dev or
 cross-validation data.
 
-Embeddings are the model's own (not re-normalised), encoded once per split and cached on disk
+Embeddings are the model's own (not re-normalised). Every distinct sentence of the requested tasks is
+encoded once, before any classifier, and cached on disk task by task
 (:func:`st_debias.data.io.embeddings.encode_corpus`, keyed by the weights and the sentences).
 """
 
@@ -94,27 +95,49 @@ def _fit(features: np.ndarray, labels: np.ndarray, c: float, grid: Sequence[floa
     return path
 
 
+def _fold_scores(
+    features: np.ndarray,
+    labels: np.ndarray,
+    fit_index: np.ndarray,
+    held_out: np.ndarray,
+    grid: Sequence[float],
+) -> list[float]:
+    """Held-out accuracy of each ``C`` along the grid, fit on one fold's training rows (one BLAS thread)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):  # the same sums, hence the same figures, in any process on any machine
+        path = _Path(features[fit_index], labels[fit_index])
+        return [path.fit(c).accuracy(features[held_out], labels[held_out]) for c in grid]
+
+
 def select_c_by_cross_validation(
     features: np.ndarray,
     labels: np.ndarray,
     seed: int = SEED,
     grid: Sequence[float] = C_GRID,
     folds: int = FOLDS,
+    n_jobs: int = 1,
 ) -> tuple[float, float, _Path]:
     """Choose ``C`` by stratified k-fold cross-validation on one split, then refit on all of it.
+
+    ``n_jobs`` folds run at once (joblib processes); the figures do not depend on it.
 
     Returns:
         ``(C, mean cross-validated accuracy × 100 of that C, classifier fit on the whole split)``. Ties go to
         the smaller ``C`` (the first in ``grid``).
     """
-    scores = np.zeros((folds, len(grid)))
-    for fold, (fit_index, held_out) in enumerate(_folds(seed, folds).split(features, labels)):
-        path = _Path(features[fit_index], labels[fit_index])
-        for column, c in enumerate(grid):
-            scores[fold, column] = path.fit(c).accuracy(features[held_out], labels[held_out])
+    from joblib import Parallel, delayed
+    from threadpoolctl import threadpool_limits
+
+    splits = list(_folds(seed, folds).split(features, labels))
+    jobs = (
+        delayed(_fold_scores)(features, labels, fit_index, held_out, grid) for fit_index, held_out in splits
+    )
+    scores = np.asarray(Parallel(n_jobs=min(n_jobs, len(splits)))(jobs))
     mean = scores.mean(axis=0)
     best = int(np.argmax(mean))  # the first maximum: the smaller C
-    return float(grid[best]), float(mean[best]), _fit(features, labels, grid[best], grid)
+    with threadpool_limits(1):
+        return float(grid[best]), float(mean[best]), _fit(features, labels, grid[best], grid)
 
 
 def select_c_on_dev(
@@ -132,12 +155,17 @@ def select_c_on_dev(
 
 
 def _outer_fold(
-    features: np.ndarray, labels: np.ndarray, fit_index: np.ndarray, held_out: np.ndarray, seed: int, grid: Sequence[float]
+    features: np.ndarray,
+    labels: np.ndarray,
+    fit_index: np.ndarray,
+    held_out: np.ndarray,
+    seed: int,
+    grid: Sequence[float],
 ) -> tuple[float, float, float]:
     from threadpoolctl import threadpool_limits
 
-    with threadpool_limits(1):  # one BLAS thread: the same sums, hence the same figures, on any machine
-        c, selection, model = select_c_by_cross_validation(features[fit_index], labels[fit_index], seed, grid)
+    c, selection, model = select_c_by_cross_validation(features[fit_index], labels[fit_index], seed, grid)
+    with threadpool_limits(1):
         return model.accuracy(features[held_out], labels[held_out]), c, selection
 
 
@@ -159,7 +187,10 @@ def nested_cross_validation(
 
     splits = list(_folds(seed).split(features, labels))
     parallel = Parallel(n_jobs=min(n_jobs, len(splits)), return_as="generator")
-    jobs = (delayed(_outer_fold)(features, labels, fit_index, held_out, seed, grid) for fit_index, held_out in splits)
+    jobs = (
+        delayed(_outer_fold)(features, labels, fit_index, held_out, seed, grid)
+        for fit_index, held_out in splits
+    )
     runs = list(tqdm(parallel(jobs), total=len(splits), desc=progress, unit="fold", disable=progress is None))
     accuracies, chosen, inner = (list(column) for column in zip(*runs, strict=True))
     return {
@@ -196,12 +227,16 @@ def score_task(
     """Score one task from embeddings; ``embed(split)`` returns the features of a split's examples.
 
     The test split is embedded and scored only after ``C`` is fixed on train or dev data. ``n_jobs``
-    parallelises the outer folds of the cross-validated tasks (with a progress bar over them if asked).
+    parallelises the cross-validation folds (the outer ones of nested cross-validation, with a progress bar
+    over them if asked).
     """
     from threadpoolctl import threadpool_limits
 
     train_x, train_y = embed(task.train), np.asarray(task.train.labels)
-    details: dict[str, Any] = {"protocol": task.protocol, "examples": {k: len(v) for k, v in task.splits().items()}}
+    details: dict[str, Any] = {
+        "protocol": task.protocol,
+        "examples": {k: len(v) for k, v in task.splits().items()},
+    }
     if task.protocol == "cv":
         label = f"{task.name} classifiers (outer folds)" if show_progress_bar else None
         figures = nested_cross_validation(train_x, train_y, seed, grid, n_jobs, progress=label)
@@ -214,8 +249,7 @@ def score_task(
             c, selection, model = select_c_on_dev((train_x, train_y), dev, grid)
         details["selected_on"] = "dev split"
     else:
-        with threadpool_limits(1):
-            c, selection, model = select_c_by_cross_validation(train_x, train_y, seed, grid)
+        c, selection, model = select_c_by_cross_validation(train_x, train_y, seed, grid, n_jobs=n_jobs)
         details["selected_on"] = f"{FOLDS}-fold cross-validation on the training split"
     details.update({"C": c, "selection_accuracy": selection})
     assert task.test is not None
@@ -231,12 +265,19 @@ def score_task(
 
 def split_embedder(
     model: Any,
+    tasks: Sequence[TransferTask] = (),
     *,
     batch_size: int = 64,
     cache_dir: str | os.PathLike[str] | None = None,
     show_progress_bar: bool = True,
 ) -> Callable[[Split], np.ndarray]:
-    """``embed(split)``: a split's features, each side encoded in one cached call (pairs: MRPC's layout)."""
+    """``embed(split)``: a split's features (pairs: MRPC's layout), from cached encoder calls.
+
+    The sentences of ``tasks`` are encoded first, each once: one cached call per task for the sentences no
+    earlier task had (SUBJ and SST-2 reuse 4,167 and 6,457 of MR's), so an interrupted evaluation resumes
+    from the tasks already encoded. A split outside ``tasks`` is encoded in its own call, both sides of a
+    pair together.
+    """
     from st_debias.data.io.embeddings import encode_corpus
 
     def encode(sentences: list[str]) -> np.ndarray:
@@ -249,11 +290,24 @@ def split_embedder(
             show_progress_bar=show_progress_bar,
         )
 
+    vectors: dict[str, np.ndarray] = {}
+    for number, task in enumerate(tasks, start=1):
+        distinct = dict.fromkeys(s for split in task.splits().values() for s in split.sentences())
+        fresh = [sentence for sentence in distinct if sentence not in vectors]
+        if fresh:
+            announce(
+                f"Encoding transfer task {number}/{len(tasks)}: {task.name} ({len(fresh):,} sentences)…",
+                show_progress_bar,
+            )
+            vectors.update(zip(fresh, encode(fresh), strict=True))
+
     def embed(split: Split) -> np.ndarray:
-        if not split.second:
-            return encode(split.texts)
-        both = encode(split.sentences())
-        return pair_features(both[: len(split)], both[len(split) :])
+        sentences = split.sentences()
+        if all(sentence in vectors for sentence in sentences):
+            both = np.stack([vectors[sentence] for sentence in sentences])
+        else:
+            both = encode(sentences)
+        return pair_features(both[: len(split)], both[len(split) :]) if split.second else both
 
     return embed
 
@@ -295,14 +349,19 @@ def evaluate_transfer(
     tasks = check_transfer_tasks(tasks)
     n_jobs = n_jobs or usable_cores()
     loaded = [load_transfer_task(name, data_dir) for name in tasks]  # every file checked before encoding
-    embed = split_embedder(model, batch_size=batch_size, cache_dir=cache_dir, show_progress_bar=show_progress_bar)
+    embed = split_embedder(
+        model, loaded, batch_size=batch_size, cache_dir=cache_dir, show_progress_bar=show_progress_bar
+    )
     scores: dict[str, float] = {}
     selection: dict[str, float] = {}
     details: dict[str, Any] = {}
     timing: dict[str, float] = {}
     for number, task in enumerate(loaded, start=1):
         sizes = ", ".join(f"{name} {len(split):,}" for name, split in task.splits().items())
-        announce(f"Transfer task {number}/{len(loaded)}: {task.name} ({sizes}; {task.protocol})…", show_progress_bar)
+        announce(
+            f"Transfer task {number}/{len(loaded)}: {task.name} ({sizes}; {task.protocol})…",
+            show_progress_bar,
+        )
         start = time.perf_counter()
         result = score_task(task, embed, seed, n_jobs=n_jobs, show_progress_bar=show_progress_bar)
         timing[task.name] = round(time.perf_counter() - start, 2)

@@ -19,6 +19,7 @@ from st_debias.evaluation.transfer import (
     nested_cross_validation,
     pair_features,
     score_task,
+    select_c_by_cross_validation,
     split_embedder,
 )
 from st_debias.evaluation.transfer_data import (
@@ -60,7 +61,9 @@ def test_real_task_sizes_and_checksums(shared_data, name, sizes):
     for path, sha256 in task.files.items():
         assert path.startswith("$ST_DEBIAS_DATA/transfer/")
         assert manifest[path.removeprefix("$ST_DEBIAS_DATA/transfer/")]["sha256"] == sha256
-    assert all(text == " ".join(text.split()) and text for split in task.splits().values() for text in split.texts)
+    assert all(
+        text == " ".join(text.split()) and text for split in task.splits().values() for text in split.texts
+    )
 
 
 def test_real_labels_follow_senteval(shared_data):
@@ -69,7 +72,9 @@ def test_real_labels_follow_senteval(shared_data):
     assert mr.train.texts[0].startswith("the rock is destined to be the 21st century 's new")
     assert mr.train.labels[0] == 1 and mr.train.labels[-1] == 0 and sum(mr.train.labels) == 5331
     subj = load_transfer_task("SUBJ", shared_data)
-    first_objective = (shared_data / "transfer/SUBJ/subj.objective").read_text(encoding="latin-1").split("\n")[0]
+    first_objective = (
+        (shared_data / "transfer/SUBJ/subj.objective").read_text(encoding="latin-1").split("\n")[0]
+    )
     assert subj.train.texts[0] == " ".join(first_objective.split()) and subj.train.labels[0] == 1
     assert subj.classes[1] == "objective"
     trec = load_transfer_task("TREC", shared_data)
@@ -207,6 +212,39 @@ def test_split_embedder_gives_mrpc_layout(shared_data, session_tiny_model, tmp_p
     np.testing.assert_array_equal(embed(split), features)  # the second call reads the cache
 
 
+def test_split_embedder_encodes_shared_sentences_once(shared_data, session_tiny_model, tmp_path, monkeypatch):
+    """Each distinct sentence goes through the encoder once (one call per task); each split reads its rows."""
+    from st_debias.data.io import embeddings
+
+    mrpc = load_transfer_task("MRPC", shared_data)
+    mr = load_transfer_task("MR", shared_data)
+    pairs = Split(mrpc.test.texts[:4], mrpc.test.labels[:4], mrpc.test.second[:4])
+    reviews = Split([*mr.train.texts[:3], mrpc.test.texts[0]], [1, 1, 0, 0])  # one sentence of each task
+    tasks = [TransferTask("P", "train_cv", pairs, ("0", "1"), test=pairs, pairs=True),
+             TransferTask("R", "cv", reviews, ("0", "1"))]  # fmt: skip
+    calls: list[list[str]] = []
+    original = embeddings.encode_corpus
+    monkeypatch.setattr(
+        embeddings, "encode_corpus", lambda s, *a, **k: calls.append(list(s)) or original(s, *a, **k)
+    )
+    embed = split_embedder(session_tiny_model, tasks, cache_dir=tmp_path, show_progress_bar=False)
+    assert [len(call) for call in calls] == [8, 3] and len(set(calls[0] + calls[1])) == 11
+    alone = split_embedder(session_tiny_model, cache_dir=tmp_path / "alone", show_progress_bar=False)
+    np.testing.assert_allclose(embed(pairs), alone(pairs), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(embed(reviews), alone(reviews), rtol=1e-4, atol=1e-5)
+    assert len(calls) == 2 + 2  # the splits of the alone embedder were encoded on their own
+    other = Split(mr.train.texts[5:7], [0, 1])
+    np.testing.assert_allclose(embed(other), alone(other), rtol=1e-4, atol=1e-5)
+
+
+def test_cross_validation_figures_do_not_depend_on_processes():
+    features, labels = _separable(5, n=90)
+    one = select_c_by_cross_validation(features, labels, seed=2, grid=C_GRID[:3], n_jobs=1)
+    two = select_c_by_cross_validation(features, labels, seed=2, grid=C_GRID[:3], n_jobs=2)
+    assert one[:2] == two[:2]
+    np.testing.assert_array_equal(one[2].model.coef_, two[2].model.coef_)
+
+
 def _separable(seed: int, n: int = 120, dim: int = 6) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
     labels = np.arange(n) % 2
@@ -310,7 +348,7 @@ def mini_transfer_data(tmp_path_factory, shared_data) -> Path:
             for line in lines:
                 if line:
                     by_class.setdefault(line.split(b":", 1)[0], []).append(line)
-            kept = [line for rows in by_class.values() for line in rows[:MINI_ROWS // 2]]
+            kept = [line for rows in by_class.values() for line in rows[: MINI_ROWS // 2]]
         elif path.parent.name == "SST2":
             ones = [line for line in lines if line.endswith(b"\t1")][:MINI_ROWS]
             zeros = [line for line in lines if line.endswith(b"\t0")][:MINI_ROWS]
@@ -337,7 +375,7 @@ def test_evaluate_transfer_on_real_rows_and_from_the_cache(session_tiny_model, m
         session_tiny_model, tasks, mini_transfer_data, cache_dir=tmp_path, show_progress_bar=False, n_jobs=2
     )
     assert cached["scores"] == first["scores"] and cached["details"] == first["details"]
-    assert len(list((tmp_path / "embeddings").glob("*.npy"))) == 1 + 2 + 2  # one file per split
+    assert len(list((tmp_path / "embeddings").glob("*.npy"))) == 3  # one encoder call per task
 
 
 def test_quick_subset_replaces_only_sst2():
@@ -383,7 +421,9 @@ def test_cli_malformed_transfer_file_exit_2(tiny_st_dir, mini_transfer_data, tmp
     broken = tmp_path / "data"
     (broken / "transfer" / "TREC").mkdir(parents=True)
     for name in ("train_5500.label", "TREC_10.label"):
-        (broken / "transfer" / "TREC" / name).write_bytes((mini_transfer_data / "transfer" / "TREC" / name).read_bytes())
+        (broken / "transfer" / "TREC" / name).write_bytes(
+            (mini_transfer_data / "transfer" / "TREC" / name).read_bytes()
+        )
     (broken / "transfer" / "TREC" / "TREC_10.label").write_text("DESC:def What is it ?\nWhat is this ?\n")
     code = main(
         ["eval", str(tiny_st_dir), "--tasks", "transfer", "--transfer-tasks", "TREC", "--output", str(tmp_path / "o"),
@@ -397,7 +437,11 @@ def test_quick_average_is_labelled():
     from st_debias.evaluation.report import compare_table
 
     entries = [
-        {"model": name, "transfer": {SST2_QUICK: 70.0, "MR": 60.0, "avg": 65.0}, "transfer_selection": {"avg": 64.0}}
+        {
+            "model": name,
+            "transfer": {SST2_QUICK: 70.0, "MR": 60.0, "avg": 65.0},
+            "transfer_selection": {"avg": 64.0},
+        }
         for name in ("a", "b")
     ]
     table = compare_table(entries)
@@ -412,14 +456,20 @@ def test_docs_reference_figures_are_the_committed_results():
     import re
 
     root = Path(__file__).resolve().parents[2]
-    run = json.loads((root / "benchmarks/transfer/results/recall-100/osscse-seed42.json").read_text(encoding="utf-8"))
+    run = json.loads(
+        (root / "benchmarks/transfer/results/recall-100/osscse-seed42.json").read_text(encoding="utf-8")
+    )
     table = (root / "docs/transfer.md").read_text(encoding="utf-8").split("## Reference figures", 1)[1]
     rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| model")]
     for row, entry in zip(rows, (run["before"], run["after"]), strict=True):
         numbers = [float(x) for x in re.findall(r"\d+\.\d+", row)]
         scores = entry["transfer"]
         expected = [scores[t] for t in ("MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC")]
-        expected += [entry["transfer_details"]["MRPC"]["f1"], scores["avg"], entry["transfer_selection"]["avg"]]
+        expected += [
+            entry["transfer_details"]["MRPC"]["f1"],
+            scores["avg"],
+            entry["transfer_selection"]["avg"],
+        ]
         assert numbers == [round(x, 2) for x in expected]
 
 
