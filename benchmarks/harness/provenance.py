@@ -36,7 +36,11 @@ RESULT_FILES = ":(top,exclude,glob)**/results/**"
 def _git(*args: str, cwd: Path | None = None) -> str | None:
     try:
         done = subprocess.run(
-            ["git", *args], cwd=cwd or Path(__file__).resolve().parent, capture_output=True, text=True, timeout=10
+            ["git", *args],
+            cwd=cwd or Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            timeout=10,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
@@ -157,9 +161,31 @@ def _busy_cpu_seconds() -> float | None:
     return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 
+def _live_descendants_cpu_seconds() -> float:
+    """CPU seconds of this process's live descendants (e.g. joblib's worker pool, which outlives each call and
+    is never reaped, so ``RUSAGE_CHILDREN`` misses it), from ``/proc``; 0 elsewhere."""
+    parent_of: dict[int, int] = {}
+    cpu_of: dict[int, float] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text(encoding="ascii").rsplit(")", 1)[1].split()
+        except (OSError, IndexError, UnicodeDecodeError):
+            continue  # the process ended meanwhile
+        pid = int(stat.parent.name)
+        parent_of[pid] = int(fields[1])
+        cpu_of[pid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    ours = {os.getpid()}
+    grew = True
+    while grew:
+        found = {pid for pid, parent in parent_of.items() if parent in ours} - ours
+        grew = bool(found)
+        ours |= found
+    return sum(cpu_of[pid] for pid in ours if pid != os.getpid())
+
+
 def _own_cpu_seconds() -> float:
-    """CPU seconds of this process and of its finished children."""
-    return sum(
+    """CPU seconds of this process, of its finished children and of its live descendants."""
+    return _live_descendants_cpu_seconds() + sum(
         usage.ru_utime + usage.ru_stime
         for usage in (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN))
     )
@@ -194,8 +220,8 @@ class LoadWatch:
 
     The load average after a run includes the run's own threads, so "quiet" is judged by the 1-minute load
     before the section (at most :data:`MAX_LOAD`) and by the CPU that *other* processes used during it
-    (machine busy time from ``/proc/stat`` minus this process's and its children's CPU time, per wall second;
-    at most :data:`MAX_FOREIGN_CORES`).
+    (machine busy time from ``/proc/stat`` minus the CPU time of this process and of all its descendants,
+    finished or alive, per wall second; at most :data:`MAX_FOREIGN_CORES`).
 
     Example:
         ::

@@ -1,6 +1,6 @@
 """Time the SentEval transfer evaluation of one model and record its figures.
 
-Three timed passes, each under :class:`benchmarks.harness.provenance.LoadWatch`:
+Three timed passes, each under :class:`benchmarks.harness.provenance.LoadWatch` once the load has settled:
 
 * ``cold``: all seven tasks with an empty embedding cache (a fresh temporary ``ST_DEBIAS_CACHE``);
 * ``cached``: the same again, embeddings read from that cache (the figures must equal ``cold``'s);
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-from benchmarks.harness.provenance import LoadWatch, write_stamped_json  # noqa: E402
+from benchmarks.harness.provenance import LoadWatch, wait_for_idle, write_stamped_json  # noqa: E402
 from st_debias.evaluation.evaluate import _environment  # noqa: E402
 from st_debias.evaluation.report import write_report  # noqa: E402
 from st_debias.evaluation.transfer import QUICK_TRANSFER_TASKS, evaluate_transfer  # noqa: E402
@@ -65,9 +65,12 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="transfer-bench-") as scratch:
         full_cache, quick_cache = Path(scratch) / "full", Path(scratch) / "quick"
         for mode in modes:
-            print(f"[bench] {mode} pass", flush=True)
+            print(f"[bench] {mode} pass (after the load settles)", flush=True)
+            wait_for_idle()  # the previous pass's load takes a minute or two to decay
             tasks = QUICK_TRANSFER_TASKS if mode == "quick" else TRANSFER_TASKS
-            runs[mode] = timed_pass(model, tasks, quick_cache if mode == "quick" else full_cache, args.batch_size)
+            runs[mode] = timed_pass(
+                model, tasks, quick_cache if mode == "quick" else full_cache, args.batch_size
+            )
     for mode, run in runs.items():
         run["target_s"] = TARGETS_S[mode]
         run["within_target"] = run["wall_s"] <= TARGETS_S[mode]
