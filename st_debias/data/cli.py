@@ -31,7 +31,7 @@ from pathlib import Path
 import yaml
 
 from st_debias.data.generators import GENERATOR_CHOICES
-from st_debias.data.kinds import DATA_KINDS
+from st_debias.data.kinds import DATA_KINDS, spacy_machinery
 
 #: Options of ``build ipw`` only: flag -> (type, default, help). Parsed with default None, so that giving one
 #: to another kind can be refused; :func:`_build` fills in the defaults.
@@ -197,6 +197,7 @@ def run(args: argparse.Namespace) -> int:
         if shard is not None and DATA_KINDS[args.kind].in_blocks:
             records, part = _build_part(args, options, shard)
             _save_part(records, part, args.output)
+            DATA_KINDS[args.kind].discard_parts(records, args.cache_dir)
             return 0
         rows, report = _merge(parts) if parts is not None else _build(args, options, shard)
     except (FileNotFoundError, ValueError, OSError) as error:  # UnicodeDecodeError is a ValueError
@@ -261,17 +262,9 @@ def _merge(parts: list[tuple[Path, dict[str, object] | None]]):
             for folder, _ in parts
         ])
     kind = DATA_KINDS[str(first["kind"])]
-    machinery = _machinery(first.get("spacy_model"))  # type: ignore[arg-type]
+    machinery = spacy_machinery(first.get("spacy_model"))  # type: ignore[arg-type]
     records = [load_from_disk(str(folder / PART_RECORDS)) for folder, _ in parts]
     return kind.finish_parts(records, seed=int(first["seed"]), options=first["options"], **machinery)  # type: ignore[arg-type]
-
-
-def _machinery(spacy_model: str | None) -> dict[str, object]:
-    if spacy_model is None:
-        return {}
-    from st_debias.data.negation.negator import Negator
-
-    return {"negator": Negator(spacy_model)}
 
 
 def _build_part(args: argparse.Namespace, options: dict[str, object], shard: tuple[int, int]):
@@ -281,7 +274,7 @@ def _build_part(args: argparse.Namespace, options: dict[str, object], shard: tup
     sentences = read_sentences(args.input[0], limit=args.limit)
     records = DATA_KINDS[args.kind].build_part(
         sentences, shard, seed=args.seed, options=options, cache_dir=args.cache_dir, show_progress_bar=True,
-        num_proc=args.num_proc, **_machinery(args.spacy_model),
+        num_proc=args.num_proc, **spacy_machinery(args.spacy_model),
     )
     part = {"kind": args.kind, "seed": args.seed, "options": options, "spacy_model": args.spacy_model,
             "shard": f"{shard[0]}/{shard[1]}"}
@@ -293,7 +286,7 @@ def _build(args: argparse.Namespace, options: dict[str, object], shard: tuple[in
     from st_debias.data.io.corpus import read_sentences
 
     sentences = read_sentences(args.input[0], limit=args.limit)
-    machinery = _machinery(args.spacy_model)
+    machinery = spacy_machinery(args.spacy_model)
     if args.kind == "ipw":
         machinery["shard"] = shard
     return DATA_KINDS[args.kind].build(

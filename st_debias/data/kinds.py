@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from st_debias.data.minimal_pairs import MinimalPairBuilder
     from st_debias.data.negation.builder import OssCSEBuilder
 
-__all__ = ["DATA_KINDS", "DataKind", "generator_versions"]
+__all__ = ["DATA_KINDS", "DataKind", "generator_versions", "spacy_machinery"]
 
 #: Builder arguments that are not data options: the machinery (recipe training, ``st-debias build``) passes them.
 MACHINERY_OPTIONS = frozenset(
@@ -214,6 +214,12 @@ class DataKind:
             resume_folder=self._parts_folder(cache_dir), show_progress_bar=show_progress_bar,
         )
 
+    def discard_parts(self, records: Dataset, cache_dir: Any = None) -> None:
+        """Remove the resume parts :meth:`build_part` kept in the cache for ``records``, once they are saved."""
+        from st_debias.data.parallel import discard_parts
+
+        discard_parts(self._parts_folder(cache_dir), records)
+
     def finish_parts(
         self, parts: list[Dataset], *, seed: int, options: dict[str, Any] | None = None, **machinery: Any
     ) -> tuple[Dataset, BuildReport]:
@@ -312,6 +318,16 @@ DATA_KINDS: dict[str, DataKind] = {
         ),
     )
 }
+
+
+def spacy_machinery(spacy_model: str | None) -> dict[str, Any]:
+    """The loaded pipeline a builder takes for a spaCy model name: ``{"negator": Negator(spacy_model)}``, or
+    nothing for None (the builder loads its default model)."""
+    if spacy_model is None:
+        return {}
+    from st_debias.data.negation.negator import Negator
+
+    return {"negator": Negator(spacy_model)}
 
 
 def generator_versions(kind: str | None = None) -> dict[str, int]:

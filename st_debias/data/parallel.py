@@ -43,6 +43,7 @@ __all__ = [
     "block_builder",
     "build_block_batch",
     "build_blocks",
+    "discard_parts",
     "finish_blocks",
     "plan_blocks",
     "run_blocks",
@@ -121,10 +122,6 @@ def _progress_bars(show: bool) -> Iterator[None]:
 _SHARED: dict[int, Any] = {}
 
 
-def _shared(key: int) -> Any:
-    return _SHARED[key]
-
-
 class _Shared:
     """Carries a builder to ``datasets``' worker processes. Forked workers find it in the memory they inherit,
     with its pipelines already loaded; under another start method it is pickled."""
@@ -148,7 +145,7 @@ class _Shared:
 
 
 def _from_key(key: int) -> _Shared:
-    return _Shared(_shared(key))
+    return _Shared(_SHARED[key])
 
 
 def _failure(builder: BlockBuilder, block: Block, build: str, of: int, error: BaseException) -> str:
@@ -218,17 +215,13 @@ def block_builder(
     Raises:
         ValueError: an unknown kind, or one that is not built in blocks.
     """
-    from st_debias.data.kinds import DATA_KINDS
+    from st_debias.data.kinds import DATA_KINDS, spacy_machinery
 
     if kind not in DATA_KINDS or not DATA_KINDS[kind].in_blocks:
         in_blocks = [name for name, entry in DATA_KINDS.items() if entry.in_blocks]
         raise ValueError(f"{kind!r} is not a data kind built in blocks; those are {in_blocks}.")
-    machinery: dict[str, Any] = {}
-    if spacy_model is not None:
-        from st_debias.data.negation.negator import Negator
-
-        machinery["negator"] = Negator(spacy_model)
-    return DATA_KINDS[kind].make(seed=seed, options=DATA_KINDS[kind].builder_options(options), **machinery)
+    options = DATA_KINDS[kind].builder_options(options)
+    return DATA_KINDS[kind].make(seed=seed, options=options, **spacy_machinery(spacy_model))
 
 
 def _build_id(name: str, identity: str | None, sentences: Sequence[str], block_size: int) -> str:
@@ -401,6 +394,22 @@ def run_blocks(
     if options.get("resume_folder") is not None:
         shutil.rmtree(Path(options["resume_folder"]) / records["build"][0], ignore_errors=True)
     return rows, report
+
+
+def discard_parts(resume_folder: str | os.PathLike[str], records: Dataset) -> None:
+    """Remove the parts that :func:`build_blocks` kept under ``resume_folder`` for ``records``' blocks, once those
+    records are saved elsewhere (a shard's output); parts holding other blocks stay for the other shards."""
+    import shutil
+
+    from datasets import load_from_disk
+
+    folder = Path(resume_folder) / records["build"][0]
+    mine = set(records["block"])
+    for part in sorted(folder.glob("part-*")):
+        if (part / "dataset_info.json").exists() and set(load_from_disk(str(part))["block"]) <= mine:
+            shutil.rmtree(part, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        folder.rmdir()  # empty once every shard's parts are gone
 
 
 def finish_blocks(builder: BlockBuilder, records: Dataset | Sequence[Dataset]) -> tuple[Dataset, BuildReport]:

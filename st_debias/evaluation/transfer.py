@@ -96,18 +96,18 @@ def _fit(features: np.ndarray, labels: np.ndarray, c: float, grid: Sequence[floa
 
 
 def _fold_scores(
-    features: np.ndarray,
-    labels: np.ndarray,
-    fit_index: np.ndarray,
-    held_out: np.ndarray,
-    grid: Sequence[float],
+    features: np.ndarray, labels: np.ndarray, fit_index: np.ndarray, held_out: np.ndarray, grid: Sequence[float]
 ) -> list[float]:
-    """Held-out accuracy of each ``C`` along the grid, fit on one fold's training rows (one BLAS thread)."""
+    """Held-out accuracy of each ``C`` along the grid, fit on one fold's training rows."""
+    path = _Path(features[fit_index], labels[fit_index])
+    return [path.fit(c).accuracy(features[held_out], labels[held_out]) for c in grid]
+
+
+def _fold_scores_one_thread(*args: Any) -> list[float]:
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(1):  # the same sums, hence the same figures, in any process on any machine
-        path = _Path(features[fit_index], labels[fit_index])
-        return [path.fit(c).accuracy(features[held_out], labels[held_out]) for c in grid]
+        return _fold_scores(*args)
 
 
 def select_c_by_cross_validation(
@@ -120,7 +120,8 @@ def select_c_by_cross_validation(
 ) -> tuple[float, float, _Path]:
     """Choose ``C`` by stratified k-fold cross-validation on one split, then refit on all of it.
 
-    ``n_jobs`` folds run at once (joblib processes); the figures do not depend on it.
+    ``n_jobs`` folds run at once (joblib processes); the figures do not depend on it. Every fit runs on one
+    BLAS thread.
 
     Returns:
         ``(C, mean cross-validated accuracy × 100 of that C, classifier fit on the whole split)``. Ties go to
@@ -130,13 +131,14 @@ def select_c_by_cross_validation(
     from threadpoolctl import threadpool_limits
 
     splits = list(_folds(seed, folds).split(features, labels))
-    jobs = (
-        delayed(_fold_scores)(features, labels, fit_index, held_out, grid) for fit_index, held_out in splits
-    )
-    scores = np.asarray(Parallel(n_jobs=min(n_jobs, len(splits)))(jobs))
-    mean = scores.mean(axis=0)
-    best = int(np.argmax(mean))  # the first maximum: the smaller C
+    if n_jobs > 1:
+        jobs = (delayed(_fold_scores_one_thread)(features, labels, fit, held_out, grid) for fit, held_out in splits)
+        scores = np.asarray(Parallel(n_jobs=min(n_jobs, len(splits)))(jobs))
     with threadpool_limits(1):
+        if n_jobs <= 1:
+            scores = np.asarray([_fold_scores(features, labels, fit, held_out, grid) for fit, held_out in splits])
+        mean = scores.mean(axis=0)
+        best = int(np.argmax(mean))  # the first maximum: the smaller C
         return float(grid[best]), float(mean[best]), _fit(features, labels, grid[best], grid)
 
 
@@ -164,8 +166,8 @@ def _outer_fold(
 ) -> tuple[float, float, float]:
     from threadpoolctl import threadpool_limits
 
-    c, selection, model = select_c_by_cross_validation(features[fit_index], labels[fit_index], seed, grid)
-    with threadpool_limits(1):
+    with threadpool_limits(1):  # one call per outer fold: the inner cross-validation runs under it
+        c, selection, model = select_c_by_cross_validation(features[fit_index], labels[fit_index], seed, grid)
         return model.accuracy(features[held_out], labels[held_out]), c, selection
 
 
@@ -288,6 +290,7 @@ def split_embedder(
             cache_dir=cache_dir,
             normalize=False,
             show_progress_bar=show_progress_bar,
+            by_token_length=True,
         )
 
     vectors: dict[str, np.ndarray] = {}

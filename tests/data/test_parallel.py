@@ -74,6 +74,10 @@ def test_shards_merge_to_the_whole_build(corpus, negator, small_blocks, tmp_path
     corpus = corpus[:150]
     whole, whole_report = kind.build(corpus, seed=0, negator=negator, resume=False)
     parts = [kind.build_part(corpus, (i, 3), seed=0, negator=negator, cache_dir=tmp_path) for i in range(3)]
+    saved = tmp_path / "blocks" / parts[0]["build"][0]
+    kind.discard_parts(parts[0], tmp_path)  # shard 0 is saved elsewhere: its resume parts go, the others stay
+    left = {b for part in saved.glob("part-*") for b in load_from_disk(str(part))["block"]}
+    assert left == {b for part in parts[1:] for b in part["block"]}
     rows, report = kind.finish_parts(parts[::-1], seed=0, negator=negator)  # any order
     assert rows.to_dict() == whole.to_dict()
     assert _without_timings(report) == _without_timings(whole_report)
@@ -141,6 +145,7 @@ def test_cli_builds_in_parallel_and_merges_shards(corpus, negator, small_blocks,
     assert main(["build", "negation", *common, "--output", str(tmp_path / "whole"), "--num-proc", "2"]) == 0
     for i in range(2):
         assert main(["build", "negation", *common, "--output", str(tmp_path / f"part{i}"), "--shard", f"{i}/2"]) == 0
+    assert list((tmp_path / "cache" / "blocks").iterdir()) == []  # each shard's resume parts left with it
     merged = ["build", "merge", "--input", str(tmp_path / "part1"), str(tmp_path / "part0")]
     assert main([*merged, "--output", str(tmp_path / "merged")]) == 0
     whole = load_from_disk(str(tmp_path / "whole" / "dataset"))
