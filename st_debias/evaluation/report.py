@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -244,7 +245,7 @@ def plot_scores(results: list[dict[str, Any]], block: str = "sts", title: str | 
         heights = [r.get(block, {}).get(t, np.nan) for t in tasks]
         bars = ax.bar(x + (i - (len(results) - 1) / 2) * width, heights, width, label=label)
         ax.bar_label(bars, fmt="%.1f", fontsize=7, padding=1)
-    ax.set_xticks(x, ticks, rotation=20, ha="right")
+    ax.set_xticks(x, [textwrap.fill(tick, 22) for tick in ticks], rotation=20, ha="right")  # long average labels
     ax.set_ylabel({"sts": "Spearman × 100", "transfer": "accuracy × 100"}.get(block, "main score × 100"))
     _bar_limits(ax, [r.get(block, {}).get(t) for r in results for t in tasks])
     ax.set_title(title or f"{block.upper()} (cosine Spearman × 100)", fontsize=10)
