@@ -30,7 +30,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from datasets import Dataset
@@ -142,12 +142,14 @@ class MinimalPairBuilder:
             self._nlp = nlp
         return self._nlp
 
-    def _negatives(self, block: Block, report: BuildReport) -> list[dict[str, str]]:
-        """Every applicable negative edit of every anchor of the block: family → edited text."""
+    def _negatives(self, block: Block, report: BuildReport) -> tuple[list[dict[str, str]], list[Any]]:
+        """Every applicable negative edit of every anchor of the block (family → edited text), and the parses
+        (the positive generators reuse them)."""
         anchors = block.sentences
         declined: dict[str, Counter[str]] = {family: Counter() for family in self.shares}
         out: list[dict[str, str]] = []
-        for j, doc in enumerate(self.nlp.pipe(anchors, batch_size=self.negator.batch_size)):
+        docs = list(self.nlp.pipe(anchors, batch_size=self.negator.batch_size))
+        for j, doc in enumerate(docs):
             options: dict[str, str] = {}
             for family in self.shares:
                 if family == "negation":
@@ -166,7 +168,7 @@ class MinimalPairBuilder:
                 "with_candidates": len(anchors) - sum(counts.values()),
                 "declined": dict(counts),
             }
-        return out
+        return out, docs
 
     def _assign(self, options: list[dict[str, str]], block: int) -> list[str | None]:
         """A family for each anchor of a block, meeting the shares as closely as availability allows.
@@ -197,10 +199,10 @@ class MinimalPairBuilder:
         return [assigned.get(k) for k in range(len(options))]
 
     def _positives(
-        self, block: Block, families: list[str | None], report: BuildReport
+        self, block: Block, families: list[str | None], report: BuildReport, docs: list[Any]
     ) -> tuple[list[str | None], list[str | None]]:
         """The first available preferred positive of each assigned anchor, and its source (generators run only
-        where needed)."""
+        where needed, on the anchors' parses from :meth:`_negatives` when they come from their pipeline)."""
         anchors = block.sentences
         positives: list[str | None] = [None] * len(anchors)
         sources: list[str | None] = [None] * len(anchors)
@@ -213,7 +215,9 @@ class MinimalPairBuilder:
             for source, ks in sorted(by_source.items()):
                 generator = self._generator(source)
                 texts = [anchors[k] for k in ks]
-                for k, candidates in zip(ks, generator.generate(texts, seed=self.seed)):
+                parsed = self.nlp is (generator.negator.nlp if source == "negated_antonym" else generator.nlp)
+                reused = {"docs": [docs[k] for k in ks]} if parsed else {}
+                for k, candidates in zip(ks, generator.generate(texts, seed=self.seed, **reused)):
                     kept = [c.text for c in candidates if c.text != anchors[k]]
                     if kept:
                         rng = np.random.default_rng([self.seed, 13, block.first + k])
@@ -272,12 +276,12 @@ class MinimalPairBuilder:
         anchors = block.sentences
         t0 = time.perf_counter()
         with one_blas_thread():  # the negator's pipeline multiplies with numpy's BLAS: one core per process
-            options = self._negatives(block, report)
+            options, docs = self._negatives(block, report)
         report.timings["negatives"] = time.perf_counter() - t0
         families = self._assign(options, block.index)
         report.skipped["no_negative_edit"] += sum(1 for f in families if f is None)
         t0 = time.perf_counter()
-        positives, sources = self._positives(block, families, report)
+        positives, sources = self._positives(block, families, report, docs)
         report.timings["positives"] = time.perf_counter() - t0
         rows: dict[str, list] = {"anchor": [], "positive": [], "negative": [], "_family": [], "_source": []}
         for k, family in enumerate(families):

@@ -25,6 +25,7 @@ paraphrase generators; :class:`~st_debias.data.minimal_pairs.builder.MinimalPair
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -169,14 +170,18 @@ def number(doc, rng: np.random.Generator) -> str | Declined:
     return _render(doc, {token.i: new_text})
 
 
-def _siblings(lemma: str) -> list[str]:
-    """Single-word co-hyponyms of ``lemma``'s most frequent noun sense that WordNet's corpus has seen."""
+@functools.lru_cache(maxsize=1 << 16)
+def _siblings(lemma: str) -> tuple[str, ...]:
+    """Single-word co-hyponyms of ``lemma``'s most frequent noun sense that WordNet's corpus has seen.
+
+    Cached per process: each sibling's corpus count is a binary search in a WordNet file, and common nouns
+    recur in every block."""
     from st_debias.data.lexicon import wordnet
 
     wn = wordnet()
     synsets = wn.synsets(lemma, pos="n")
     if not synsets:
-        return []
+        return ()
     sense = synsets[0]
     out: list[str] = []
     # Sorted: NLTK returns related synsets in set order, which changes with each process's string hashing.
@@ -188,7 +193,7 @@ def _siblings(lemma: str) -> list[str]:
             name = lemma_obj.name()
             if name.isalpha() and name.islower() and name != lemma and lemma_obj.count() >= _MIN_WORDNET_COUNT and name not in out:
                 out.append(name)
-    return out
+    return tuple(out)
 
 
 def _noun_lemma(token) -> str:

@@ -393,13 +393,19 @@ class NegatedAntonymGenerator(CandidateGenerator):
         super().__init__()
         self.negator = negator or Negator()
 
-    def generate(self, sentences: Sequence[str], *, seed: int = 0) -> list[list[Candidate]]:
+    def generate(
+        self, sentences: Sequence[str], *, seed: int = 0, docs: Sequence[Any] | None = None
+    ) -> list[list[Candidate]]:
+        """At most one candidate per input: its antonym swap, negated. ``docs``: the inputs already parsed by
+        the negator's pipeline, in order (not parsed again)."""
+        if docs is not None and len(docs) != len(sentences):
+            raise ValueError(f"{len(docs)} docs for {len(sentences)} sentences")
         self.report = type(self.report)()
         self.report.inputs = len(sentences)
         nlp = self.negator.nlp
         out: list[list[Candidate]] = []
         with one_blas_thread():
-            for doc in nlp.pipe(sentences, batch_size=self.negator.batch_size):
+            for doc in docs if docs is not None else nlp.pipe(sentences, batch_size=self.negator.batch_size):
                 swapped = antonym_swap(doc)
                 if swapped is None:
                     self.report.declined["no_antonym"] += 1

@@ -248,3 +248,26 @@ def test_default_builder_parses_once_with_one_pipeline(data_root):
     builder = MinimalPairBuilder(seed=0)
     assert "attribute_ruler" in builder.negator.nlp.pipe_names
     assert builder.nlp is builder.negator.nlp
+
+
+def test_builder_parses_each_anchor_once(negator, wiki, monkeypatch):
+    """The syntactic positive generators read the parses of the negative edits instead of parsing the anchors
+    again (the negated-antonym positives parse with the negator's own pipeline when it is another one)."""
+    from spacy.language import Language
+
+    parsed: dict[int, list[str]] = {}
+    original = Language.pipe
+
+    def counting(self, texts, **kwargs):
+        texts = list(texts)
+        parsed.setdefault(id(self), []).extend(texts)
+        return original(self, texts, **kwargs)
+
+    monkeypatch.setattr(Language, "pipe", counting)
+    builder = MinimalPairBuilder(seed=0, negator=negator)
+    rows = builder.build(wiki[:120], num_proc=1)
+    assert len(rows) > 0 and set(builder.positive_sources.values()) >= {"syntactic", "synonym"}
+    anchors = [s.strip() for s in dict.fromkeys(wiki[:120]) if s.strip()]
+    counts = Counter(parsed.pop(id(builder.nlp)))  # besides the anchors, a few fixed sentences check the pipeline
+    assert [counts[anchor] for anchor in anchors] == [1] * len(anchors)
+    assert set(parsed) <= {id(negator.nlp)}

@@ -440,3 +440,13 @@ def test_a_punctuation_token_tagged_as_a_word_does_not_fail():
     from st_debias.data.paraphrase.syntactic.morph import inflect, lemma_of
 
     assert lemma_of("-", "JJR") == "-" and inflect("", "JJR") is None
+
+
+def test_given_parses_give_the_same_candidates(make, nlp, wiki):
+    """A builder that parsed the sentences already passes the docs; the candidates are the same."""
+    paraphraser = make()
+    sentences = [*wiki[:60], "word " * 80]  # the last is declined as too long before any parse
+    docs = list(nlp.pipe(sentences))
+    assert paraphraser.generate(sentences, seed=3, docs=docs) == paraphraser.generate(sentences, seed=3)
+    with pytest.raises(ValueError, match="2 docs for 3 sentences"):
+        paraphraser.generate(sentences[:3], docs=docs[:2])

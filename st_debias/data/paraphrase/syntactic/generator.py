@@ -144,16 +144,27 @@ class SyntacticParaphraser(CandidateGenerator):
             if not s.strip():
                 raise ValueError(f"sentences[{i}] is empty or whitespace")
 
-    def generate(self, sentences: Sequence[str], *, seed: int = 0) -> list[list[Candidate]]:
+    def generate(
+        self, sentences: Sequence[str], *, seed: int = 0, docs: Sequence[Any] | None = None
+    ) -> list[list[Candidate]]:
         """One list of at most ``max_candidates`` paraphrases per input, in input order.
 
         Deterministic for a given ``seed``: each sentence gets its own random stream from ``seed`` and
         its text, so a sentence's candidates do not depend on the rest of the batch.
 
+        Args:
+            sentences: the inputs.
+            seed: random seed.
+            docs: the inputs already parsed by :attr:`nlp`, in order (a builder that parsed them for other
+                edits passes them, and they are not parsed again).
+
         Raises:
-            ValueError: ``sentences`` is a single string, or an item is not a string or is empty.
+            ValueError: ``sentences`` is a single string, or an item is not a string or is empty; ``docs``
+                of another length.
         """
         self._validate(sentences)
+        if docs is not None and len(docs) != len(sentences):
+            raise ValueError(f"{len(docs)} docs for {len(sentences)} sentences")
         self.report.__init__()
         report = self.report
         report.inputs = len(sentences)
@@ -164,8 +175,12 @@ class SyntacticParaphraser(CandidateGenerator):
                 report.declined["too_long"] += 1
             else:
                 todo.append(i)
-        texts = (sentences[i].strip() for i in todo)
-        for i, doc in zip(todo, self.nlp.pipe(texts, batch_size=self.batch_size, n_process=self.n_process)):
+        if docs is not None:
+            parsed = (docs[i] for i in todo)
+        else:
+            texts = (sentences[i].strip() for i in todo)
+            parsed = self.nlp.pipe(texts, batch_size=self.batch_size, n_process=self.n_process)
+        for i, doc in zip(todo, parsed):
             rng = random.Random(zlib.crc32(sentences[i].encode("utf-8")) ^ (seed * 0x9E3779B1 & 0xFFFFFFFF))
             out[i] = self._paraphrase(doc, rng)
             if out[i]:
