@@ -168,12 +168,13 @@ def _live_descendants_cpu_seconds() -> float:
     cpu_of: dict[int, float] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            fields = stat.read_text(encoding="ascii").rsplit(")", 1)[1].split()
-        except (OSError, IndexError, UnicodeDecodeError):
+            fields = stat.read_text(encoding="latin-1").rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
             continue  # the process ended meanwhile
         pid = int(stat.parent.name)
         parent_of[pid] = int(fields[1])
-        cpu_of[pid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        # utime, stime and the children it reaped (cutime, cstime)
+        cpu_of[pid] = sum(int(value) for value in fields[11:15]) / os.sysconf("SC_CLK_TCK")
     ours = {os.getpid()}
     grew = True
     while grew:

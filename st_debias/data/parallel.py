@@ -240,10 +240,18 @@ def _records(blocks: list[Block], of: int, build: str) -> dict[str, list[Any]]:
     }
 
 
-def _saved_parts(folder: Path) -> list[Dataset]:
+def _saved_parts(folder: Path) -> list[tuple[Path, Dataset]]:
+    """The complete parts under ``folder``; a part that another shard removes meanwhile is skipped."""
     from datasets import load_from_disk
 
-    return [load_from_disk(str(part)) for part in sorted(folder.glob("part-*")) if (part / "dataset_info.json").exists()]
+    parts = []
+    for part in sorted(folder.glob("part-*")):
+        try:
+            if (part / "dataset_info.json").exists():
+                parts.append((part, load_from_disk(str(part))))
+        except (OSError, ValueError):  # FileNotFoundError, or arrow's error for a half-removed folder
+            continue
+    return parts
 
 
 @dataclass
@@ -351,7 +359,7 @@ def build_blocks(
     folder = Path(resume_folder) / plan.build if resume_folder is not None else None
     done: set[int] = set()
     if folder is not None and folder.is_dir():
-        for part in _saved_parts(folder):  # saved by this build, or by other shards of it sharing the folder
+        for _, part in _saved_parts(folder):  # saved by this build, or by other shards of it sharing the folder
             mine = [i for i, b in enumerate(part["block"]) if start <= b < stop and b not in done]
             if mine:
                 parts.append(part.select(mine))
@@ -401,13 +409,11 @@ def discard_parts(resume_folder: str | os.PathLike[str], records: Dataset) -> No
     records are saved elsewhere (a shard's output); parts holding other blocks stay for the other shards."""
     import shutil
 
-    from datasets import load_from_disk
-
     folder = Path(resume_folder) / records["build"][0]
     mine = set(records["block"])
-    for part in sorted(folder.glob("part-*")):
-        if (part / "dataset_info.json").exists() and set(load_from_disk(str(part))["block"]) <= mine:
-            shutil.rmtree(part, ignore_errors=True)
+    for path, part in _saved_parts(folder):
+        if set(part["block"]) <= mine:
+            shutil.rmtree(path, ignore_errors=True)
     with contextlib.suppress(OSError):
         folder.rmdir()  # empty once every shard's parts are gone
 

@@ -12,9 +12,9 @@ The protocol follows SentEval (Conneau & Kiela, 2018), as SimCSE, DebCSE and Oss
 The classifier is scikit-learn's ``LogisticRegression`` (L-BFGS) on the raw embeddings, with the inverse
 regularisation strength ``C`` searched over SentEval's grid (:data:`C_GRID`), each ``C`` warm-started from
 the previous one. Folds are shuffled with a fixed seed,
-so the same embeddings give the same figures to the last digit. The test split of a task is read only
-after the regularisation is fixed: every selection figure (``selection_accuracy``) comes from dev or
-cross-validation data.
+so the same embeddings give the same figures to the last digit. The test sentences are encoded with the rest
+(no labels), and a task's test features and labels are read only after its regularisation is fixed: every
+selection figure (``selection_accuracy``) comes from dev or cross-validation data.
 
 Embeddings are the model's own (not re-normalised). Every distinct sentence of the requested tasks is
 encoded once, before any classifier, and cached on disk task by task
@@ -131,11 +131,11 @@ def select_c_by_cross_validation(
     from threadpoolctl import threadpool_limits
 
     splits = list(_folds(seed, folds).split(features, labels))
-    if n_jobs > 1:
+    if n_jobs != 1:  # joblib's convention: -1 is every core
         jobs = (delayed(_fold_scores_one_thread)(features, labels, fit, held_out, grid) for fit, held_out in splits)
         scores = np.asarray(Parallel(n_jobs=min(n_jobs, len(splits)))(jobs))
     with threadpool_limits(1):
-        if n_jobs <= 1:
+        if n_jobs == 1:
             scores = np.asarray([_fold_scores(features, labels, fit, held_out, grid) for fit, held_out in splits])
         mean = scores.mean(axis=0)
         best = int(np.argmax(mean))  # the first maximum: the smaller C
@@ -228,7 +228,7 @@ def score_task(
 ) -> TaskResult:
     """Score one task from embeddings; ``embed(split)`` returns the features of a split's examples.
 
-    The test split is embedded and scored only after ``C`` is fixed on train or dev data. ``n_jobs``
+    The test split is requested and scored only after ``C`` is fixed on train or dev data. ``n_jobs``
     parallelises the cross-validation folds (the outer ones of nested cross-validation, with a progress bar
     over them if asked).
     """
@@ -294,6 +294,10 @@ def split_embedder(
         )
 
     vectors: dict[str, np.ndarray] = {}
+    # A shared sentence is encoded with the first task that has it, in SentEval's task order whatever the order
+    # asked for (a vector depends, by float rounding, on the batch it is padded in).
+    canonical = [*TRANSFER_TASKS, SST2_QUICK]
+    tasks = sorted(tasks, key=lambda t: canonical.index(t.name) if t.name in canonical else len(canonical))
     for number, task in enumerate(tasks, start=1):
         distinct = dict.fromkeys(s for split in task.splits().values() for s in split.sentences())
         fresh = [sentence for sentence in distinct if sentence not in vectors]

@@ -126,6 +126,28 @@ def test_an_interrupted_build_resumes_from_its_saved_parts(wiki, tmp_path, monke
     assert report.inputs == report.rows == 100
 
 
+def test_a_part_another_shard_removes_meanwhile_is_skipped(wiki, tmp_path, monkeypatch):
+    """Shards sharing a cache: a part that vanishes while it is read is neither reused nor an error."""
+    import datasets
+
+    monkeypatch.setattr(parallel, "BLOCKS_PER_PROCESS", 2)
+    sentences = wiki[:100]
+    with pytest.raises(BlockError):
+        build_blocks(_Counting(fail_on=sentences[75].strip()), sentences, block_size=10, resume_folder=tmp_path)
+    original = datasets.load_from_disk
+
+    def vanishing(path, *args, **kwargs):
+        if path.endswith("part-0000000"):
+            raise FileNotFoundError(path)
+        return original(path, *args, **kwargs)
+
+    monkeypatch.setattr(datasets, "load_from_disk", vanishing)
+    resumed = _Counting()
+    records = build_blocks(resumed, sentences, block_size=10, resume_folder=tmp_path, shard=(0, 2))
+    assert resumed.built == [0, 1]  # the vanished part's blocks are built again, the other kept parts reused
+    parallel.discard_parts(tmp_path, records)
+
+
 def test_a_failing_worker_names_the_sentence_and_the_block(wiki, tmp_path):
     sentences = wiki[:40]
     with pytest.raises(BlockError) as caught:

@@ -237,6 +237,24 @@ def test_split_embedder_encodes_shared_sentences_once(shared_data, session_tiny_
     np.testing.assert_allclose(embed(other), alone(other), rtol=1e-4, atol=1e-5)
 
 
+def test_shared_sentences_are_encoded_in_senteval_order(shared_data, session_tiny_model, tmp_path, monkeypatch):
+    """Whatever order the tasks are asked in, a sentence two tasks share is encoded with the earlier task in
+    SentEval's order, so the vectors (and figures) do not depend on the order asked for."""
+    from st_debias.data.io import embeddings
+
+    mr = load_transfer_task("MR", shared_data)
+    shared = mr.train.texts[0]
+    first = TransferTask("MR", "cv", Split([shared, *mr.train.texts[1:4]], [1, 1, 0, 0]), ("0", "1"))
+    later = TransferTask("SUBJ", "cv", Split([shared, *mr.train.texts[10:13]], [1, 1, 0, 0]), ("0", "1"))
+    calls: list[list[str]] = []
+    original = embeddings.encode_corpus
+    monkeypatch.setattr(embeddings, "encode_corpus", lambda s, *a, **k: calls.append(list(s)) or original(s, *a, **k))
+    asked_later_first = split_embedder(session_tiny_model, [later, first], cache_dir=tmp_path, show_progress_bar=False)
+    assert shared in calls[0] and calls[0][1:] == mr.train.texts[1:4] and shared not in calls[1]
+    asked_in_order = split_embedder(session_tiny_model, [first, later], cache_dir=tmp_path, show_progress_bar=False)
+    np.testing.assert_array_equal(asked_later_first(later.train), asked_in_order(later.train))
+
+
 def test_cross_validation_figures_do_not_depend_on_processes():
     features, labels = _separable(5, n=90)
     one = select_c_by_cross_validation(features, labels, seed=2, grid=C_GRID[:3], n_jobs=1)

@@ -155,8 +155,8 @@ class SyntacticParaphraser(CandidateGenerator):
         Args:
             sentences: the inputs.
             seed: random seed.
-            docs: the inputs already parsed by :attr:`nlp`, in order (a builder that parsed them for other
-                edits passes them, and they are not parsed again).
+            docs: the inputs, stripped, already parsed by :attr:`nlp`, in order (a builder that parsed them for
+                other edits passes them, and they are not parsed again).
 
         Raises:
             ValueError: ``sentences`` is a single string, or an item is not a string or is empty; ``docs``
