@@ -43,9 +43,9 @@ IPW_OPTIONS: dict[str, tuple[type, object, str]] = {
     "--lambda-p": (float, 0.8, "IPWBuilder lambda_p (default 0.8)"),
     "--temperature": (float, 1.0, "IPWBuilder temperature (default 1.0)"),
 }
-#: Options of the kinds that parse with spaCy (``negation``, ``minimal_pairs``).
+#: Options of the kinds that parse with spaCy (``negation``, ``minimal_pairs``, ``paraphrase``).
 NEGATION_OPTIONS: tuple[str, ...] = ("--spacy-model",)
-_PARSING_KINDS = ("negation", "minimal_pairs")
+_PARSING_KINDS = ("negation", "minimal_pairs", "paraphrase")
 #: A ``--shard`` part of a kind built in blocks: its block records, and what built them.
 PART_RECORDS = "blocks"
 PART_FILE = "part.json"
@@ -97,7 +97,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``build`` subcommand to the ``st-debias`` dispatcher."""
     kinds = "; ".join(f"{name}: {kind.description}" for name, kind in DATA_KINDS.items())
     parser = subparsers.add_parser(
-        "build", help="Build training rows of any data kind (simcse, ipw, negation, minimal_pairs).",
+        "build", help=f"Build training rows of any data kind ({', '.join(DATA_KINDS)}).",
         description=f"Build training rows from a sentence file. Kinds: {kinds}; merge joins the parts of --shard builds.",
     )
     parser.add_argument("kind", choices=[*DATA_KINDS, "merge"], help="what to build ('merge' joins shards)")

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from st_debias.data.io.report import BuildReport
     from st_debias.data.minimal_pairs import MinimalPairBuilder
     from st_debias.data.negation.builder import OssCSEBuilder
+    from st_debias.data.paraphrase.pairs import ParaphrasePairBuilder
 
 __all__ = ["DATA_KINDS", "DataKind", "generator_versions", "spacy_machinery"]
 
@@ -297,6 +298,14 @@ def _minimal_pairs(
     return MinimalPairBuilder(seed=seed, negator=negator, show_progress_bar=show_progress_bar, **options)
 
 
+def _paraphrase(
+    *, seed: int, options: dict[str, Any], show_progress_bar: bool = False, negator: Any = None
+) -> ParaphrasePairBuilder:
+    from st_debias.data.paraphrase.pairs import ParaphrasePairBuilder
+
+    return ParaphrasePairBuilder(seed=seed, negator=negator, show_progress_bar=show_progress_bar, **options)
+
+
 DATA_KINDS: dict[str, DataKind] = {
     kind.name: kind
     for kind in (
@@ -315,6 +324,11 @@ DATA_KINDS: dict[str, DataKind] = {
             "minimal_pairs", "cue-balanced (anchor, positive, negative) minimal pairs",
             ("anchor", "positive", "negative"), "st_debias.data.minimal_pairs:MinimalPairBuilder", _minimal_pairs,
             in_blocks=True, oversample=2, generators=("syntactic", "minimal_pairs"), mixable=True,
+        ),
+        DataKind(
+            "paraphrase", "(anchor, positive) pairs of syntactic paraphrases", ("anchor", "positive"),
+            "st_debias.data.paraphrase.pairs:ParaphrasePairBuilder", _paraphrase, in_blocks=True, oversample=2,
+            generators=("syntactic",),
         ),
     )
 }

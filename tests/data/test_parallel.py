@@ -36,7 +36,7 @@ def corpus(wiki) -> list[str]:
     return wiki[:200] + ["", wiki[3]]
 
 
-@pytest.mark.parametrize("kind", ["negation", "minimal_pairs", "simcse"])
+@pytest.mark.parametrize("kind", ["negation", "minimal_pairs", "simcse", "paraphrase"])
 def test_two_processes_build_exactly_the_rows_of_one(kind, corpus, negator, small_blocks, tmp_path):
     one, one_report = DATA_KINDS[kind].build(corpus, seed=3, negator=negator, cache_dir=tmp_path, num_proc=1)
     two, two_report = DATA_KINDS[kind].build(corpus, seed=3, negator=negator, cache_dir=tmp_path, num_proc=2)
