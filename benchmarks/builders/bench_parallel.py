@@ -111,9 +111,12 @@ def plot(runs: list[dict], target: Path) -> None:
     axes[1].plot([1, top], [1, top], color="grey", linestyle=":", label="linear")
     axes[0].set(xlabel="processes", ylabel="sentences / s", title="Throughput")
     axes[1].set(xlabel="processes", ylabel="× one process", title="Speed-up")
+    counts = sorted({run["processes"] for run in runs})
     for axis in axes:
+        axis.set_xticks(counts)  # whole processes only
         axis.legend()
         axis.grid(alpha=0.3)
+    axes[0].set_ylim(bottom=0)
     figure.tight_layout()
     with atomic_path(target) as temporary:
         figure.savefig(temporary, dpi=110)
