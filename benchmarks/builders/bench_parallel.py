@@ -24,41 +24,16 @@ from pathlib import Path
 sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
 from benchmarks.harness.provenance import LoadWatch, command_line, wait_for_idle, write_stamped_json  # noqa: E402
 from st_debias.data.io.corpus import read_sentences  # noqa: E402
-from st_debias.data.io.report import BuildReport  # noqa: E402
-from st_debias.data.parallel import BLOCK_SIZE, Block, block_builder, build_blocks, finish_blocks  # noqa: E402
+from st_debias.data.parallel import BLOCK_SIZE, block_builder, build_blocks, finish_blocks  # noqa: E402
 
 KINDS = ("negation", "minimal_pairs", "syntactic")
 PROJECTED_CORES = (1, 2, 16, 64)
 MILLION = 1_000_000
 
 
-class SyntacticBlocks:
-    """The syntactic paraphraser alone, in blocks: each sentence's candidates (texts joined by tabs)."""
-
-    name = "syntactic"
-
-    def __init__(self) -> None:
-        from st_debias.data.paraphrase.syntactic import SyntacticParaphraser
-
-        self.paraphraser = SyntacticParaphraser()
-
-    def prepare(self) -> None:
-        self.paraphraser.generate(["The committee approved the budget."])
-
-    def build_block(self, block: Block) -> tuple[dict[str, list], BuildReport]:
-        candidates = self.paraphraser.generate(block.sentences, seed=0)
-        report = BuildReport(builder=self.name, rows=len(block.sentences), anchors=len(block.sentences))
-        report.generators[self.name] = self.paraphraser.report.as_dict()
-        return {"sentence": block.sentences, "candidates": ["\t".join(c.text for c in cs) for cs in candidates]}, report
-
-    def finish(self, rows: dict[str, list], report: BuildReport):
-        from datasets import Dataset
-
-        return Dataset.from_dict({name: rows.get(name, []) for name in ("sentence", "candidates")})
-
-
 def _builder(kind: str, spacy_model: str | None):
-    return SyntacticBlocks() if kind == "syntactic" else block_builder(kind, seed=0, spacy_model=spacy_model)
+    """``syntactic`` times the paraphraser alone: the ``paraphrase`` data kind."""
+    return block_builder("paraphrase" if kind == "syntactic" else kind, seed=0, spacy_model=spacy_model)
 
 
 def measure(kind: str, sentences: list[str], procs: int, spacy_model: str | None, allow_load: bool) -> dict:
