@@ -60,8 +60,10 @@ def portable_path(path: str | os.PathLike[str]) -> str:
     (``hub:…`` sources too).
 
     Example:
-        >>> import os; os.environ["ST_DEBIAS_DATA"] = "/data"
-        >>> portable_path("/data/sts/sts12.jsonl")
+        >>> import os
+        >>> from unittest import mock
+        >>> with mock.patch.dict(os.environ, {"ST_DEBIAS_DATA": "/data"}):
+        ...     portable_path("/data/sts/sts12.jsonl")
         '$ST_DEBIAS_DATA/sts/sts12.jsonl'
     """
     text = os.fspath(path)

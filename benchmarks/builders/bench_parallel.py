@@ -24,7 +24,8 @@ from pathlib import Path
 sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
 from benchmarks.harness.provenance import LoadWatch, command_line, wait_for_idle, write_stamped_json  # noqa: E402
 from st_debias.data.io.corpus import read_sentences  # noqa: E402
-from st_debias.data.parallel import BLOCK_SIZE, block_builder, build_blocks, finish_blocks  # noqa: E402
+from st_debias.data.kinds import block_builder  # noqa: E402
+from st_debias.data.parallel import BLOCK_SIZE, build_blocks, finish_blocks  # noqa: E402
 
 KINDS = ("negation", "minimal_pairs", "syntactic")
 PROJECTED_CORES = (1, 2, 16, 64)

@@ -7,7 +7,7 @@ training reads its oversample factor, and ``st-debias build`` builds every kind 
 Example:
     >>> from st_debias.data.kinds import DATA_KINDS
     >>> sorted(DATA_KINDS)
-    ['ipw', 'minimal_pairs', 'negation', 'simcse']
+    ['ipw', 'minimal_pairs', 'negation', 'paraphrase', 'simcse']
     >>> rows, report = DATA_KINDS["simcse"].build(["A man plays a guitar.", "A dog runs."], seed=0)
     >>> rows.column_names, report.rows
     (['anchor', 'positive'], 2)
@@ -29,9 +29,10 @@ if TYPE_CHECKING:
     from st_debias.data.io.report import BuildReport
     from st_debias.data.minimal_pairs import MinimalPairBuilder
     from st_debias.data.negation.builder import OssCSEBuilder
+    from st_debias.data.parallel import BlockBuilder
     from st_debias.data.paraphrase.pairs import ParaphrasePairBuilder
 
-__all__ = ["DATA_KINDS", "DataKind", "generator_versions", "spacy_machinery"]
+__all__ = ["DATA_KINDS", "BlockWorker", "DataKind", "block_builder", "generator_versions", "spacy_machinery"]
 
 #: Builder arguments that are not data options: the machinery (recipe training, ``st-debias build``) passes them.
 MACHINERY_OPTIONS = frozenset(
@@ -349,3 +350,41 @@ def generator_versions(kind: str | None = None) -> dict[str, int]:
     if kind is None:
         return {name: _load(reference).version for name, reference in _GENERATORS.items()}
     return DATA_KINDS[kind].versions()
+
+
+class BlockWorker:
+    """A callable that builds batches of block records with its own builder of a registered data kind, made
+    once per worker: the ``map_batches`` class of Ray Data (``fn_constructor_kwargs`` gives the arguments).
+
+    Args:
+        kind: a kind of :data:`DATA_KINDS` built in blocks.
+        seed: the builder's seed.
+        options: the builder's options (a recipe's ``data.options``).
+        spacy_model: the spaCy pipeline of the kinds that parse (default: the negator's setting).
+    """
+
+    def __init__(
+        self, kind: str, seed: int = 0, options: dict[str, Any] | None = None, spacy_model: str | None = None
+    ) -> None:
+        self.builder = block_builder(kind, seed=seed, options=options, spacy_model=spacy_model)
+        self.builder.prepare()
+
+    def __call__(self, batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        from st_debias.data.parallel import build_block_batch
+
+        return build_block_batch(batch, self.builder)
+
+
+def block_builder(
+    kind: str, *, seed: int = 0, options: dict[str, Any] | None = None, spacy_model: str | None = None
+) -> BlockBuilder:
+    """The block builder of a registered data kind, as recipes and ``st-debias build`` make it.
+
+    Raises:
+        ValueError: an unknown kind, or one that is not built in blocks.
+    """
+    if kind not in DATA_KINDS or not DATA_KINDS[kind].in_blocks:
+        in_blocks = [name for name, entry in DATA_KINDS.items() if entry.in_blocks]
+        raise ValueError(f"{kind!r} is not a data kind built in blocks; those are {in_blocks}.")
+    options = DATA_KINDS[kind].builder_options(options)
+    return DATA_KINDS[kind].make(seed=seed, options=options, **spacy_machinery(spacy_model))

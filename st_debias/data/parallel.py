@@ -39,8 +39,6 @@ __all__ = [
     "BlockBuilder",
     "BlockError",
     "BlockPlan",
-    "BlockWorker",
-    "block_builder",
     "build_block_batch",
     "build_blocks",
     "discard_parts",
@@ -186,44 +184,6 @@ def build_block_batch(batch: dict[str, list[Any]], builder: BlockBuilder | _Shar
     return out
 
 
-class BlockWorker:
-    """A callable that builds batches of block records with its own builder of a registered data kind, made
-    once per worker: the ``map_batches`` class of Ray Data (``fn_constructor_kwargs`` gives the arguments).
-
-    Args:
-        kind: a kind of :data:`st_debias.data.kinds.DATA_KINDS` built in blocks.
-        seed: the builder's seed.
-        options: the builder's options (a recipe's ``data.options``).
-        spacy_model: the spaCy pipeline of the kinds that parse (default: the negator's setting).
-    """
-
-    def __init__(
-        self, kind: str, seed: int = 0, options: dict[str, Any] | None = None, spacy_model: str | None = None
-    ) -> None:
-        self.builder = block_builder(kind, seed=seed, options=options, spacy_model=spacy_model)
-        self.builder.prepare()
-
-    def __call__(self, batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
-        return build_block_batch(batch, self.builder)
-
-
-def block_builder(
-    kind: str, *, seed: int = 0, options: dict[str, Any] | None = None, spacy_model: str | None = None
-) -> BlockBuilder:
-    """The block builder of a registered data kind, as recipes and ``st-debias build`` make it.
-
-    Raises:
-        ValueError: an unknown kind, or one that is not built in blocks.
-    """
-    from st_debias.data.kinds import DATA_KINDS, spacy_machinery
-
-    if kind not in DATA_KINDS or not DATA_KINDS[kind].in_blocks:
-        in_blocks = [name for name, entry in DATA_KINDS.items() if entry.in_blocks]
-        raise ValueError(f"{kind!r} is not a data kind built in blocks; those are {in_blocks}.")
-    options = DATA_KINDS[kind].builder_options(options)
-    return DATA_KINDS[kind].make(seed=seed, options=options, **spacy_machinery(spacy_model))
-
-
 def _build_id(name: str, identity: str | None, sentences: Sequence[str], block_size: int) -> str:
     digest = hashlib.sha256(f"{name}\n{identity}\n{block_size}\n".encode())
     for sentence in sentences:
@@ -280,7 +240,8 @@ def plan_blocks(
 ) -> BlockPlan:
     """Clean ``sentences`` and cut them into blocks of ``block_size`` (default :data:`BLOCK_SIZE`).
 
-    Example (Ray Data on a cluster; the rows equal :func:`build_blocks`' on one machine)::
+    Example (Ray Data on a cluster; the rows equal :func:`build_blocks`' on one machine; ``block_builder`` and
+    ``BlockWorker`` come from :mod:`st_debias.data.kinds`)::
 
         builder = block_builder("minimal_pairs", seed=0)
         plan = plan_blocks(builder, sentences)

@@ -15,6 +15,12 @@ def words(text: str, lowercase: bool = True) -> list[str]:
     return _WORD.findall(text.lower() if lowercase else text)
 
 
+def word_key(text: str) -> str:
+    """The lower-cased words of ``text`` joined by single spaces: how two texts are compared when case,
+    spacing and punctuation must not matter (``"Two women ."`` and ``"two women"`` give the same key)."""
+    return " ".join(words(text))
+
+
 def is_ascii_integer(text: str) -> bool:
     """Whether ``text`` is written in the digits 0–9 only, so that ``int(text)`` reads it. ``str.isdigit``
     is not enough: it accepts superscripts ("10¹²", Wikipedia line 95,150), which ``int`` rejects."""

@@ -238,3 +238,23 @@ def load_sts(
                 f"{error} The hub fallback {dataset_id}:{split} also failed: {hub_error}"
             ) from hub_error
     return load_sts_file(path, name=name, text=text)
+
+
+def evaluation_sentences(data_dir: str | os.PathLike[str] | None = None) -> set[str]:
+    """Every sentence of every ``sts/*.jsonl`` file (STS12–16, STS-B and SICK, all splits), as
+    :func:`~st_debias.data.text.word_key` keys: what training data must not contain.
+
+    Raises:
+        DataNotFoundError: the folder has no ``sts/*.jsonl`` file.
+    """
+    from st_debias.data.text import word_key
+
+    folder = data_file("sts", data_dir)
+    files = sorted(Path(folder).glob("*.jsonl"))
+    if not files:
+        raise DataNotFoundError(f"No STS file in {Path(folder).resolve()}; set {DATA_ENV} or pass data_dir=...")
+    keys: set[str] = set()
+    for path in files:
+        data = load_sts_file(path, scores_range=(float("-inf"), float("inf")))
+        keys.update(word_key(s) for s in data.sentences())
+    return keys

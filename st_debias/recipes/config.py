@@ -20,13 +20,12 @@ import yaml
 
 from st_debias.data.kinds import DATA_KINDS
 
-from .losses import LOSSES, check_loss_params, uncached_name
+from .losses import LossConfig, check_loss_config
 
 #: Sources ``data.mix`` can take rows from (:func:`st_debias.recipes.data.mix_source_rows`).
 MIX_SOURCES = ("nli", "negation_meaning")
 #: The kinds whose (anchor, positive, negative) rows the mix sources' rows match.
 MIXABLE_KINDS = tuple(name for name, kind in DATA_KINDS.items() if kind.mixable)
-LOSS_NAMES = tuple(LOSSES)
 
 #: Rows per batch every registered loss needs: each is an in-batch contrastive loss, whose negatives are the
 #: other rows of the batch. With one row an (anchor, positive) pair has no negative, so the loss is a
@@ -59,19 +58,6 @@ class DataConfig:
     options: dict[str, Any] = field(default_factory=dict)
     #: Rows from other sources mixed in after building, as a share of the rows: ``{"nli": 0.3}``.
     mix: dict[str, float] = field(default_factory=dict)
-
-
-@dataclass
-class LossConfig:
-    """The loss class and its arguments, a guide for InstanceWeightedMNRL, and an optional recall term."""
-
-    name: str = "MultipleNegativesRankingLoss"
-    params: dict[str, Any] = field(default_factory=dict)
-    guide: str | None = None  # "start" = frozen copy of the start model, or a model name/path
-    guide_mode: str = "precomputed"  # or "live"
-    recall_gamma: float | None = None
-    preservation_weight: float | None = None  # SimilarityPreservation around the loss (before recall)
-    preservation_without_dropout: bool = False  # SimilarityPreservation(without_dropout=...)
 
 
 @dataclass
@@ -200,47 +186,6 @@ def _check_data(data: DataConfig, where: str) -> None:
         raise ValueError(f"Recipe {where}: {error}") from error
 
 
-def _check_loss(loss: LossConfig, where: str) -> None:
-    """The loss name, its parameters, the guide and the recall term."""
-    if loss.name not in LOSS_NAMES:
-        raise ValueError(f"Recipe {where}: loss.name must be one of {LOSS_NAMES}, got {loss.name!r}.")
-    if not isinstance(loss.params, dict):
-        raise ValueError(f"Recipe {where}: loss.params must be a mapping, got {loss.params!r}.")
-    try:
-        check_loss_params(loss.name, loss.params)
-    except ValueError as error:
-        raise ValueError(f"Recipe {where}: {error}") from error
-    if loss.guide_mode not in ("precomputed", "live"):
-        raise ValueError(f"Recipe {where}: loss.guide_mode must be 'precomputed' or 'live'.")
-    if loss.guide is not None:
-        if (uncached_name(loss.name) or loss.name) != "InstanceWeightedMNRL":
-            raise ValueError(
-                f"Recipe {where}: loss.guide is read by InstanceWeightedMNRL only (or CachedInstanceWeightedMNRL), "
-                f"not {loss.name}."
-            )
-        if not isinstance(loss.guide, str) or not loss.guide:
-            raise ValueError(f"Recipe {where}: loss.guide must be 'start' or a model name/path, got {loss.guide!r}.")
-    if not isinstance(loss.preservation_without_dropout, bool):
-        raise ValueError(
-            f"Recipe {where}: loss.preservation_without_dropout must be true or false, "
-            f"got {loss.preservation_without_dropout!r}."
-        )
-    if loss.preservation_without_dropout and loss.preservation_weight is None:
-        raise ValueError(f"Recipe {where}: loss.preservation_without_dropout needs loss.preservation_weight.")
-    if loss.preservation_weight is not None and uncached_name(loss.name):
-        raise ValueError(
-            f"Recipe {where}: loss.preservation_weight cannot wrap the cached {loss.name} (SimilarityPreservation "
-            f"needs the anchors' embeddings with gradients, which a cached loss never holds); use "
-            f"{uncached_name(loss.name)}, or drop loss.preservation_weight."
-        )
-    for field_name in ("recall_gamma", "preservation_weight"):
-        value = getattr(loss, field_name)
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0
-        ):
-            raise ValueError(f"Recipe {where}: loss.{field_name} must be a finite number >= 0, got {value!r}.")
-
-
 def load_recipe(name_or_path: str | Path) -> Recipe:
     """Load a packaged recipe by name (``focal``) or any YAML file by path, validating every field.
 
@@ -275,7 +220,7 @@ def load_recipe(name_or_path: str | Path) -> Recipe:
     _check_training(recipe.training, str(path))
     _canonical_options(recipe.data, str(path))
     _check_data(recipe.data, str(path))
-    _check_loss(recipe.loss, str(path))
+    check_loss_config(recipe.loss, str(path))
     _check_batch_size(recipe, str(path))
     return recipe
 

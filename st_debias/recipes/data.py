@@ -168,8 +168,9 @@ def mix_source_rows(
     """
     if source == "nli":
         from st_debias.data.io.nli import load_nli_triplets
+        from st_debias.evaluation.sts_data import evaluation_sentences
 
-        triplets = load_nli_triplets(data_dir=data_dir)
+        triplets = load_nli_triplets(data_dir=data_dir, exclude=evaluation_sentences(data_dir))
         rows = list(zip(triplets.anchors, triplets.positives, triplets.negatives, strict=True))
         return rows, triplets.describe()
     if source == "negation_meaning":

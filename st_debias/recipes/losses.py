@@ -1,21 +1,22 @@
-"""The losses a recipe may name (one registry), their parameter check, and the recipe → loss object step."""
+"""The losses a recipe may name (one registry), a recipe's loss section and its checks, and the section → loss
+object step."""
 
 from __future__ import annotations
 
 import importlib
 import inspect
 import logging
+import math
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from datasets import Dataset
 
-    from .config import Recipe
-
 logger = logging.getLogger(__name__)
 
-#: Every loss a recipe may name: class name → module (imported on use). The one list; ``LOSS_NAMES`` of
-#: :mod:`st_debias.recipes.config` is its keys.
+#: Every loss a recipe may name: class name → module (imported on use). The one list: the recipe check and
+#: :func:`build_loss` both read it.
 LOSSES: dict[str, str] = {
     "MultipleNegativesRankingLoss": "sentence_transformers.sentence_transformer.losses",
     "FocalInfoNCE": "st_debias.losses",
@@ -42,6 +43,19 @@ RESERVED_PARAMS = {
     "guide": "set loss.guide (start, or a model name/path)",
     "labels": "set from the rows' label column and loss.guide_mode",
 }
+
+
+@dataclass
+class LossConfig:
+    """The loss class and its arguments, a guide for InstanceWeightedMNRL, and an optional recall term."""
+
+    name: str = "MultipleNegativesRankingLoss"
+    params: dict[str, Any] = field(default_factory=dict)
+    guide: str | None = None  # "start" = frozen copy of the start model, or a model name/path
+    guide_mode: str = "precomputed"  # or "live"
+    recall_gamma: float | None = None
+    preservation_weight: float | None = None  # SimilarityPreservation around the loss (before recall)
+    preservation_without_dropout: bool = False  # SimilarityPreservation(without_dropout=...)
 
 
 def loss_class(name: str) -> type:
@@ -127,13 +141,58 @@ def check_loss_params(name: str, params: dict[str, Any]) -> None:
         raise ValueError(f"loss.params for {name}: {error}") from error
 
 
+def check_loss_config(loss: LossConfig, where: str) -> None:
+    """Check a recipe's loss section: the loss name, its parameters, the guide and the recall term.
+
+    Raises:
+        ValueError: the first problem found, naming ``where`` (the recipe) and the field.
+    """
+    if loss.name not in LOSSES:
+        raise ValueError(f"Recipe {where}: loss.name must be one of {tuple(LOSSES)}, got {loss.name!r}.")
+    if not isinstance(loss.params, dict):
+        raise ValueError(f"Recipe {where}: loss.params must be a mapping, got {loss.params!r}.")
+    try:
+        check_loss_params(loss.name, loss.params)
+    except ValueError as error:
+        raise ValueError(f"Recipe {where}: {error}") from error
+    if loss.guide_mode not in ("precomputed", "live"):
+        raise ValueError(f"Recipe {where}: loss.guide_mode must be 'precomputed' or 'live'.")
+    if loss.guide is not None:
+        if (uncached_name(loss.name) or loss.name) != "InstanceWeightedMNRL":
+            raise ValueError(
+                f"Recipe {where}: loss.guide is read by InstanceWeightedMNRL only (or CachedInstanceWeightedMNRL), "
+                f"not {loss.name}."
+            )
+        if not isinstance(loss.guide, str) or not loss.guide:
+            raise ValueError(f"Recipe {where}: loss.guide must be 'start' or a model name/path, got {loss.guide!r}.")
+    if not isinstance(loss.preservation_without_dropout, bool):
+        raise ValueError(
+            f"Recipe {where}: loss.preservation_without_dropout must be true or false, "
+            f"got {loss.preservation_without_dropout!r}."
+        )
+    if loss.preservation_without_dropout and loss.preservation_weight is None:
+        raise ValueError(f"Recipe {where}: loss.preservation_without_dropout needs loss.preservation_weight.")
+    if loss.preservation_weight is not None and uncached_name(loss.name):
+        raise ValueError(
+            f"Recipe {where}: loss.preservation_weight cannot wrap the cached {loss.name} (SimilarityPreservation "
+            f"needs the anchors' embeddings with gradients, which a cached loss never holds); use "
+            f"{uncached_name(loss.name)}, or drop loss.preservation_weight."
+        )
+    for field_name in ("recall_gamma", "preservation_weight"):
+        value = getattr(loss, field_name)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0
+        ):
+            raise ValueError(f"Recipe {where}: loss.{field_name} must be a finite number >= 0, got {value!r}.")
+
+
 def build_loss(
-    recipe: Recipe, model: Any, rows: Dataset, guide: Any | None = None, show_progress_bar: bool = True
+    spec: LossConfig, model: Any, rows: Dataset, guide: Any | None = None, show_progress_bar: bool = True
 ):
-    """Return ``(loss, rows)``; rows gain a ``label`` column when the guide is precomputed."""
+    """Return ``(loss, rows)`` for a recipe's loss section; rows gain a ``label`` column when the guide is
+    precomputed."""
     from st_debias.losses import RecallRegularizer, SimilarityPreservation
 
-    spec = recipe.loss
     params = resolve_params(spec.params)
     if (uncached_name(spec.name) or spec.name) == "InstanceWeightedMNRL":
         has_weights = "label" in rows.column_names
@@ -154,9 +213,7 @@ def build_loss(
     else:
         if "label" in rows.column_names:
             # Only InstanceWeightedMNRL reads per-row weights; say so rather than drop them silently.
-            logger.warning(
-                "Recipe %s: %s ignores per-row weights; dropping the label column.", recipe.name, spec.name
-            )
+            logger.warning("%s ignores per-row weights; dropping the label column.", spec.name)
             rows = rows.remove_columns("label")
         if (uncached_name(spec.name) or spec.name) == "MarginNegationLoss":
             params.setdefault("return_parts", True)  # the trainer logs l_c and l_m separately

@@ -284,7 +284,7 @@ def _rows_and_loss(run: _Run) -> tuple[Any, dict[str, Any], Any]:
             max_rows=run.rows_wanted, data_dir=run.data_dir, num_proc=run.num_proc,
         )
     check_rows_fill_a_batch(run.recipe, rows, data_report, len(run.sentences), processes=run.args.world_size)
-    loss, rows = build_loss(run.recipe, run.model, rows, guide=_guide(run), show_progress_bar=run.show_progress_bar)
+    loss, rows = build_loss(run.recipe.loss, run.model, rows, guide=_guide(run), show_progress_bar=run.show_progress_bar)
     return rows, data_report, loss
 
 

@@ -224,7 +224,8 @@ def test_block_records_are_the_map_batches_shape(wiki):
 def test_ray_data_builds_the_single_process_rows(wiki, negator, small_blocks):
     """The documented Ray Data example, on a local Ray instance: the rows and report of one process."""
     ray = pytest.importorskip("ray")
-    from st_debias.data.parallel import BlockWorker, block_builder, plan_blocks
+    from st_debias.data.kinds import BlockWorker, block_builder
+    from st_debias.data.parallel import plan_blocks
 
     sentences = wiki[:150]
     single = block_builder("minimal_pairs", seed=0, spacy_model=negator.model)

@@ -131,5 +131,5 @@ def test_recipe_field_sets_without_dropout(tiny_model, tmp_path):
         "loss: {name: MarginNegationLoss, preservation_weight: 5, preservation_without_dropout: true}\n"
     )
     rows = Dataset.from_dict({"anchor": ["a"], "positive": ["a"], "negative": ["not a"]})
-    loss, _ = build_loss(load_recipe(path), tiny_model, rows, show_progress_bar=False)
+    loss, _ = build_loss(load_recipe(path).loss, tiny_model, rows, show_progress_bar=False)
     assert isinstance(loss, SimilarityPreservation) and loss.without_dropout and loss.weight == 5.0

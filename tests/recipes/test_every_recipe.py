@@ -52,7 +52,7 @@ def test_recipe_builds_rows_and_takes_one_training_step(name: str, tiny_model, t
     guide = None
     if recipe.loss.guide is not None:
         guide = copy.deepcopy(tiny_model).requires_grad_(False).eval()
-    loss, rows = build_loss(recipe, tiny_model, rows, guide=guide, show_progress_bar=False)
+    loss, rows = build_loss(recipe.loss, tiny_model, rows, guide=guide, show_progress_bar=False)
 
     before = {key: value.detach().clone() for key, value in tiny_model.named_parameters()}
     args = SentenceTransformerTrainingArguments(

@@ -6,6 +6,7 @@ import pytest
 from datasets import Dataset
 
 from st_debias.data.io.nli import load_nli_triplets
+from st_debias.evaluation.sts_data import evaluation_sentences
 from st_debias.recipes.config import load_recipe
 from st_debias.recipes.data import mix_rows
 
@@ -22,7 +23,7 @@ def test_mix_replaces_its_share_with_real_triplets_deterministically():
     assert len(rows) == 160 and report["rows_used"] == 160 and report["rows_built_used"] == 120
     anchors = rows["anchor"]
     assert sorted(a for a in anchors if a.startswith("a") and a[1:].isdigit()) == sorted(f"a{i}" for i in range(120))
-    triplets = load_nli_triplets()
+    triplets = load_nli_triplets(exclude=evaluation_sentences())
     kept = set(zip(triplets.anchors, triplets.positives, triplets.negatives, strict=True))
     mixed = [r for r in zip(rows["anchor"], rows["positive"], rows["negative"], strict=True) if r[0] not in set(_rows(200)["anchor"])]
     assert len(mixed) == 40 and set(mixed) <= kept

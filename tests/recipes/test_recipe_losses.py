@@ -41,7 +41,7 @@ def test_similarity_fct_by_its_sentence_transformers_name(name: str, tiny_model,
     path = _write(load_recipe("focal"), tmp_path / "r.yaml", params={"similarity_fct": name})
     recipe = load_recipe(path)
     rows = Dataset.from_dict({"anchor": ["a b", "c d"], "positive": ["a b", "c d"]})
-    loss, _ = build_loss(recipe, tiny_model, rows, show_progress_bar=False)
+    loss, _ = build_loss(recipe.loss, tiny_model, rows, show_progress_bar=False)
     assert loss.similarity_fct is getattr(util, name)
     embeddings = [torch.randn(2, 8, generator=torch.Generator().manual_seed(0)) for _ in range(2)]
     assert torch.isfinite(loss.compute_loss_from_embeddings(embeddings))
@@ -74,7 +74,7 @@ def test_a_recipe_names_a_cached_loss(cached: str, tiny_model, tmp_path: Path) -
     tiny_model.max_seq_length = 16
     rows, _ = build_rows(recipe, read_corpus(None, 40), tiny_model, cache_dir=tmp_path / "c", show_progress_bar=False)
     guide = copy.deepcopy(tiny_model).requires_grad_(False).eval() if recipe.loss.guide else None
-    loss, rows = build_loss(recipe, tiny_model, rows, guide=guide, show_progress_bar=False)
+    loss, rows = build_loss(recipe.loss, tiny_model, rows, guide=guide, show_progress_bar=False)
     inner = loss.loss if type(loss).__name__ == "RecallRegularizer" else loss  # recall_gamma wraps it
     assert type(inner).__name__ == cached and inner.mini_batch_size == 2
 

@@ -154,13 +154,14 @@ def test_whole_recipe_is_validated_on_load(tmp_path: Path, section: str, message
 
 
 def test_one_loss_registry() -> None:
-    """Failure mode: ``LOSS_NAMES`` and ``build_loss``'s class table were parallel lists that drifted apart."""
-    from st_debias.recipes.config import LOSS_NAMES
-    from st_debias.recipes.losses import LOSSES, loss_class
+    """Failure mode: the names a recipe check accepted and ``build_loss``'s class table were parallel lists that
+    drifted apart. Both now read ``LOSSES``: every name in it builds, and a name outside it is refused."""
+    from st_debias.recipes.losses import LOSSES, LossConfig, check_loss_config, loss_class
 
-    assert LOSS_NAMES == tuple(LOSSES)
-    for name in LOSS_NAMES:
+    for name in LOSSES:
         assert loss_class(name).__name__ == name
+    with pytest.raises(ValueError, match=r"Recipe x: loss.name must be one of \('MultipleNegativesRankingLoss'"):
+        check_loss_config(LossConfig(name="InfoNCE"), "x")
 
 
 def test_exponent_numbers_without_a_dot_are_numbers(tmp_path: Path) -> None:

@@ -66,43 +66,20 @@ class NLITriplets:
         }
 
 
-def _key(text: str) -> str:
-    from st_debias.data.text import words
-
-    return " ".join(words(text))
-
-
-def evaluation_sentences(data_dir: str | os.PathLike[str] | None = None) -> set[str]:
-    """Every sentence of every ``sts/*.jsonl`` file (STS12–16, STS-B and SICK, all splits), as lower-cased words.
-
-    Raises:
-        DataNotFoundError: the folder has no ``sts/*.jsonl`` file.
-    """
-    from st_debias.evaluation.sts_data import load_sts_file
-
-    folder = data_file("sts", data_dir)
-    files = sorted(Path(folder).glob("*.jsonl"))
-    if not files:
-        raise DataNotFoundError(f"No STS file in {Path(folder).resolve()}; set {DATA_ENV} or pass data_dir=...")
-    keys: set[str] = set()
-    for path in files:
-        data = load_sts_file(path, scores_range=(float("-inf"), float("inf")))
-        keys.update(_key(s) for s in (*data.sentences1, *data.sentences2))
-    return keys
-
-
 def load_nli_triplets(
     path: str | os.PathLike[str] | None = None,
     data_dir: str | os.PathLike[str] | None = None,
-    exclude: set[str] | None = None,
+    *,
+    exclude: set[str],
 ) -> NLITriplets:
     """Read, check and filter NLI triplets (module docstring), in file order.
 
     Args:
         path: a JSONL file with ``sent0``, ``sent1`` and ``hard_neg`` (default: the data folder's SNLI triplets).
         data_dir: data folder (default ``$ST_DEBIAS_DATA``).
-        exclude: sentences (as :func:`evaluation_sentences` gives them) whose triplets are dropped; default:
-            every STS and SICK sentence of the data folder.
+        exclude: sentences as :func:`~st_debias.data.text.word_key` gives them; a triplet with any of them is
+            dropped. Training uses every STS and SICK sentence of the data folder
+            (:func:`st_debias.evaluation.sts_data.evaluation_sentences`).
 
     Raises:
         DataNotFoundError: the file is missing.
@@ -113,8 +90,8 @@ def load_nli_triplets(
     if not file.is_file():
         raise DataNotFoundError(f"Missing NLI triplet file {file.resolve()}. Set {DATA_ENV} or pass data_dir=...")
     from st_debias.data.negation.negator import negation_count
+    from st_debias.data.text import word_key
 
-    exclude = evaluation_sentences(data_dir) if exclude is None else exclude
     out = NLITriplets(source=str(file.resolve()))
     for line_number, line in text_lines(file):
         if not line.strip():
@@ -124,7 +101,7 @@ def load_nli_triplets(
             detokenize(require_text(record.get(name), file, line_number, name)) for name in NLI_FIELDS
         )
         out.read += 1
-        if any(_key(text) in exclude for text in (anchor, positive, negative)):
+        if any(word_key(text) in exclude for text in (anchor, positive, negative)):
             out.dropped["in_an_sts_or_sick_file"] += 1
         elif negation_count(negative) and not negation_count(positive):
             out.dropped["negation_cue"] += 1

@@ -6,22 +6,22 @@ import json
 
 import pytest
 
-from st_debias.data.io.nli import detokenize, evaluation_sentences, load_nli_triplets
+from st_debias.data.io.nli import detokenize, load_nli_triplets
 from st_debias.data.negation.negator import negation_count
+from st_debias.data.text import word_key
 from st_debias.datafiles import DataFileError
+from st_debias.evaluation.sts_data import evaluation_sentences
 
 
 def test_shared_snli_triplets_are_filtered_and_counted():
-    triplets = load_nli_triplets()
+    held_out = evaluation_sentences()
+    triplets = load_nli_triplets(exclude=held_out)
     described = triplets.describe()
     assert described["read"] == 5883
     assert described["kept"] + sum(described["dropped"].values()) == 5883
     assert set(described["dropped"]) == {"in_an_sts_or_sick_file", "negation_cue"}
-    held_out = evaluation_sentences()
-    from st_debias.data.io.nli import _key
-
     for anchor, positive, negative in zip(triplets.anchors, triplets.positives, triplets.negatives, strict=True):
-        assert not {_key(anchor), _key(positive), _key(negative)} & held_out
+        assert not {word_key(anchor), word_key(positive), word_key(negative)} & held_out
         assert not (negation_count(negative) and not negation_count(positive))
         assert " ." not in anchor + positive + negative and " n't" not in anchor + positive + negative
     # The cue is gone: negatives carry a negation word no more often than positives.
