@@ -38,6 +38,28 @@ def wordnet_available() -> bool:
     return True
 
 
+@lru_cache(maxsize=1)
+def _sense_counts() -> dict[str, int]:
+    """WordNet sense key -> tagged-corpus count, read once from ``cntlist.rev``."""
+    counts: dict[str, int] = {}
+    stream = wordnet().open("cntlist.rev")
+    try:
+        text = stream.read()
+    finally:
+        stream.close()
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 3:
+            counts[parts[0]] = int(parts[2])
+    return counts
+
+
+def lemma_count(lemma) -> int:
+    """How often WordNet's tagged corpus saw ``lemma`` (an NLTK ``Lemma``) in its sense: ``Lemma.count()``
+    from a table read once, where NLTK binary-searches a file on every call."""
+    return _sense_counts().get(lemma.key(), 0)
+
+
 # Gradable adjectives whose negated antonym keeps the meaning ("is large" ~ "is not small"). WordNet's
 # antonym of a word's most frequent sense is not safe on its own (common -> individual, not uncommon).
 SAFE_ANTONYMS: dict[str, str] = {

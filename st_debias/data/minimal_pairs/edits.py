@@ -174,9 +174,8 @@ def number(doc, rng: np.random.Generator) -> str | Declined:
 def _siblings(lemma: str) -> tuple[str, ...]:
     """Single-word co-hyponyms of ``lemma``'s most frequent noun sense that WordNet's corpus has seen.
 
-    Cached per process: each sibling's corpus count is a binary search in a WordNet file, and common nouns
-    recur in every block."""
-    from st_debias.data.lexicon import wordnet
+    Cached per process: common nouns recur in every block."""
+    from st_debias.data.lexicon import lemma_count, wordnet
 
     wn = wordnet()
     synsets = wn.synsets(lemma, pos="n")
@@ -191,7 +190,7 @@ def _siblings(lemma: str) -> tuple[str, ...]:
                 continue
             lemma_obj = sibling.lemmas()[0]
             name = lemma_obj.name()
-            if name.isalpha() and name.islower() and name != lemma and lemma_obj.count() >= _MIN_WORDNET_COUNT and name not in out:
+            if name.isalpha() and name.islower() and name != lemma and lemma_count(lemma_obj) >= _MIN_WORDNET_COUNT and name not in out:
                 out.append(name)
     return tuple(out)
 

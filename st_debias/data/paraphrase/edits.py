@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from st_debias.data.generators import Candidate, CandidateGenerator, candidate_pools
-from st_debias.data.lexicon import wordnet
+from st_debias.data.lexicon import lemma_count, wordnet
 
 # Most frequent English words (function words), as injected by DebCSE before back-translation.
 FREQUENT_WORDS: tuple[str, ...] = (
@@ -201,13 +201,13 @@ class WordNetSynonym(_EditGenerator):
             for synset in wn.synsets(word):
                 if wn.morphy(word, synset.pos()) != word:
                     continue
-                own = [lemma.count() for lemma in synset.lemmas() if lemma.name().lower() == word]
+                own = [lemma_count(lemma) for lemma in synset.lemmas() if lemma.name().lower() == word]
                 if own and own[0] > 0:
                     senses.append((-own[0], synset.name(), synset))
             for _, _, synset in sorted(senses)[: self.max_senses]:
                 for lemma in synset.lemmas():
                     name = lemma.name()
-                    if name.isalpha() and name.islower() and name != word and lemma.count() > 0:
+                    if name.isalpha() and name.islower() and name != word and lemma_count(lemma) > 0:
                         found.add(name)
         self._cache[word] = sorted(found)
         return self._cache[word]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from st_debias.data.lexicon import wordnet, wordnet_available
+from st_debias.data.lexicon import lemma_count, wordnet, wordnet_available
 
 if TYPE_CHECKING:  # spaCy is imported where a model is loaded, not for the type names
     from spacy.tokens import Token
@@ -127,22 +127,6 @@ def is_past(token: Token) -> bool:
 # ---------------------------------------------------------------- WordNet
 
 
-@lru_cache(maxsize=1)
-def _sense_counts() -> dict[str, int]:
-    """WordNet sense-key -> tagged-corpus count, read once from ``cntlist.rev`` (NLTK searches it per call)."""
-    counts: dict[str, int] = {}
-    stream = wordnet().open("cntlist.rev")
-    try:
-        text = stream.read()
-    finally:
-        stream.close()
-    for line in text.splitlines():
-        parts = line.split()
-        if len(parts) == 3:
-            counts[parts[0]] = int(parts[2])
-    return counts
-
-
 def _first_offset(lemma: str, pos: str) -> int | None:
     offsets = wordnet()._lemma_pos_offset_map.get(lemma, {}).get(pos)
     return offsets[0] if offsets else None
@@ -155,8 +139,7 @@ def _first_sense(lemma: str, pos: str):
     if offset is None:
         return None, 0
     synset = wordnet().synset_from_pos_and_offset(pos, offset)
-    counts = _sense_counts()
-    count = max((counts.get(lm.key(), 0) for lm in synset.lemmas() if lm.name().lower() == lemma), default=0)
+    count = max((lemma_count(lm) for lm in synset.lemmas() if lm.name().lower() == lemma), default=0)
     return synset, count
 
 
@@ -191,7 +174,7 @@ def synonyms(lemma: str, upos: str) -> tuple[str, ...]:
         name = lm.name()
         if name == lemma or not _is_plain_word(name) or name in BAD_SYNONYMS:
             continue
-        if _sense_counts().get(lm.key(), 0) < max(SYNONYM_MIN_COUNT, SYNONYM_MIN_RATIO * count):
+        if lemma_count(lm) < max(SYNONYM_MIN_COUNT, SYNONYM_MIN_RATIO * count):
             continue
         if SYNONYM_OWN_FIRST_SENSE and _first_offset(name, pos) != synset.offset():
             continue
