@@ -151,6 +151,19 @@ def _bias_metrics(entry: dict) -> dict[str, float | None]:
     return out
 
 
+def _transfer_metrics(entry: dict) -> dict[str, float | None]:
+    """Each transfer task's test accuracy (MRPC also its F1), the average, and the average the classifiers were
+    chosen on (dev or cross-validation)."""
+    result = entry["after"]
+    scores = result.get("transfer", {})
+    out: dict[str, float | None] = {task: value for task, value in scores.items() if task != "avg"}
+    if "MRPC" in out:
+        out["MRPC F1"] = result.get("transfer_details", {}).get("MRPC", {}).get("f1")
+    out[TRANSFER] = scores.get("avg")
+    out[TRANSFER_SELECTION] = result.get("transfer_selection", {}).get("avg")
+    return out
+
+
 def _table(rows: dict[str, list[dict]], start: dict, start_name: str, order: list[str]) -> tuple[list[str], dict]:
     """Markdown rows (mean ± population std over seeds) and the summary behind them."""
     names = list(start)
@@ -188,9 +201,11 @@ def write_table() -> Path:
         raise SystemExit(f"[compare] error: {RESULTS} mixes full and quick transfer evaluations")
     by_recipe: dict[str, list[dict]] = {}
     by_recipe_bias: dict[str, list[dict]] = {}
+    by_recipe_transfer: dict[str, list[dict]] = {}
     for entry in entries:
         by_recipe.setdefault(entry["recipe"], []).append(_metrics(entry))
         by_recipe_bias.setdefault(entry["recipe"], []).append(_bias_metrics(entry))
+        by_recipe_transfer.setdefault(entry["recipe"], []).append(_transfer_metrics(entry))
     # The start model's row: an evaluation that has every probe (older files predate the word-order probe).
     probed = [e["before"] for e in entries if "word_order" in e["before"].get("bias", {})] or [entries[0]["before"]]
     before = next((b for b in probed if "transfer" in b), probed[0])
@@ -201,6 +216,10 @@ def write_table() -> Path:
     start_name = Path(before["model"].removesuffix(" (start)")).name
     lines, summary = _table(by_recipe, start, start_name, order)
     bias_lines, bias_summary = _table(by_recipe_bias, start_bias, start_name, order)
+    start_transfer = _transfer_metrics({"after": before})
+    transfer_lines, transfer_summary = (
+        _table(by_recipe_transfer, start_transfer, start_name, order) if "transfer" in before else ([], {})
+    )
     budget = entries[0]["budget"]
     scope = before.get("evaluation")
     folder = RESULTS.relative_to(Path.cwd()) if RESULTS.is_relative_to(Path.cwd()) else RESULTS
@@ -230,13 +249,23 @@ def write_table() -> Path:
         "",
         *bias_lines,
         "",
+        *(
+            ["## Transfer tasks", "",
+             "SentEval's seven tasks (logistic regression on the frozen embeddings): test accuracy ×100 per task, "
+             "MRPC's F1, the average, and the average of the dev or cross-validation accuracies the classifiers "
+             "were chosen on. '–' = not measured by that run.", "", *transfer_lines, ""]
+            if transfer_lines else []
+        ),
         f"Files: `{folder}/*.json`"
         + (f"; without a provenance stamp: `{folder}/{ARCHIVE}/*.json`." if archived else "."),
     ]
     atomic_write_text(RESULTS / "compare.md", "\n".join(text) + "\n")
     write_stamped_json(
         RESULTS / "summary.json",
-        {"start": {**start, **start_bias}, "recipes": {r: {**summary[r], **bias_summary[r]} for r in order}},
+        {
+            "start": {**start, **start_bias, **(start_transfer if transfer_lines else {})},
+            "recipes": {r: {**summary[r], **bias_summary[r], **transfer_summary.get(r, {})} for r in order},
+        },
         indent=1,
     )
     _plot(order, summary, start)

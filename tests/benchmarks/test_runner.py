@@ -225,6 +225,28 @@ def test_compare_table_has_a_transfer_column_that_flags_a_recipe_below_the_start
     assert drawn[-1][-1] == "SentEval transfer avg (↑)"
 
 
+def test_compare_table_has_a_transfer_table_per_task(monkeypatch, tmp_path: Path) -> None:
+    module = _load("compare")
+    monkeypatch.setattr(module, "RESULTS", tmp_path)
+    for seed, shift in ((42, 0.0), (43, 2.0)):
+        entry = _with_transfer(_entry("simcse", seed, 83.0, 70.0, limited=False), 83.0, 84.0 + shift)
+        for part, mr in (("before", 75.0), ("after", 76.0 + shift)):
+            entry[part]["transfer"].update(MR=mr, MRPC=72.0)
+            entry[part]["transfer_details"] = {"MRPC": {"f1": 80.0 + (shift if part == "after" else 0.0)}}
+        (tmp_path / f"simcse-seed{seed}.json").write_text(json.dumps(entry))
+    text = module.write_table().read_text()
+    table = text[text.index("## Transfer tasks"):].splitlines()
+    assert "| recipe | seeds | MR | MRPC | MRPC F1 | transfer avg | transfer dev/CV avg |" in table
+    assert "| start (all-mpnet-base-v2) | – | 75.00 | 72.00 | 80.00 | 83.00 | 83.00 |" in table
+    assert "| simcse | 2 | 77.00 ± 1.00 | 72.00 ± 0.00 | 81.00 ± 1.00 | 85.00 ± 1.00 | 85.00 ± 1.00 |" in table
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["recipes"]["simcse"]["MRPC F1"]["mean"] == pytest.approx(81.0)
+    assert summary["start"]["MR"] == 75.0
+    (tmp_path / "simcse-seed43.json").unlink()
+    (tmp_path / "simcse-seed42.json").write_text(json.dumps(_entry("simcse", 42, 83.0, 70.0, limited=False)))
+    assert "## Transfer tasks" not in module.write_table().read_text()  # no transfer run, no empty table
+
+
 def test_compare_refuses_to_mix_full_and_quick_transfer(monkeypatch, tmp_path: Path) -> None:
     module = _load("compare")
     monkeypatch.setattr(module, "RESULTS", tmp_path)
