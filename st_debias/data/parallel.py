@@ -146,6 +146,24 @@ def _from_key(key: int) -> _Shared:
     return _Shared(_SHARED[key])
 
 
+@contextlib.contextmanager
+def _frozen_heap(forking: bool) -> Iterator[None]:
+    """While worker processes are forked: the parent's objects moved out of the garbage collector's reach
+    (``gc.freeze``), so that a collection in a worker does not write to, and so copy, every page of the loaded
+    pipelines it inherited."""
+    import gc
+
+    if not forking:
+        yield
+        return
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 def _failure(builder: BlockBuilder, block: Block, build: str, of: int, error: BaseException) -> str:
     """Name the sentence a block failed on: retry its sentences one at a time (only after a failure)."""
     detail = "".join(traceback.format_exception_only(type(error), error)).strip()
@@ -335,12 +353,13 @@ def build_blocks(
             chunk = todo[first:first + per_part]
             records = plan.inputs.select(chunk)
             processes = min(num_proc, len(chunk))
-            built = records.map(
-                build_block_batch, batched=True, batch_size=1, fn_kwargs={"builder": carried},
-                num_proc=processes if processes > 1 else None, remove_columns=records.column_names,
-                keep_in_memory=True, new_fingerprint=f"{plan.build}-{chunk[0]}-{chunk[-1]}",
-                desc=f"{builder.name}: blocks {chunk[0] + 1}–{chunk[-1] + 1} of {count}",
-            )
+            with _frozen_heap(processes > 1):
+                built = records.map(
+                    build_block_batch, batched=True, batch_size=1, fn_kwargs={"builder": carried},
+                    num_proc=processes if processes > 1 else None, remove_columns=records.column_names,
+                    keep_in_memory=True, new_fingerprint=f"{plan.build}-{chunk[0]}-{chunk[-1]}",
+                    desc=f"{builder.name}: blocks {chunk[0] + 1}–{chunk[-1] + 1} of {count}",
+                )
             if folder is not None:
                 with staged_folder(folder / f"part-{chunk[0]:07d}") as staging:
                     built.save_to_disk(str(staging))
