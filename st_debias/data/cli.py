@@ -13,9 +13,9 @@ Every data kind of :data:`st_debias.data.kinds.DATA_KINDS` can be built, with th
 ``--generator`` picks the paraphrase (negation) or positive (ipw) candidates; the defaults are the recipes'
 choices: ``syntactic`` for negation rows, DebCSE's word ``edits`` for ipw rows.
 
-``--num-proc`` builds the kinds that build in blocks (simcse, negation, minimal_pairs) on that many processes
-(default: every usable core) with the same rows as one process; an interrupted build resumes from the parts
-kept under ``--cache-dir``. ``--shard I/N`` builds one of N parts (a job of a Slurm array, say): for these kinds
+``--num-proc`` builds on that many processes (default: every usable core) with the same rows as one process:
+the blocks of the kinds built in blocks (every kind but ipw), whose interrupted builds resume from the parts
+kept under ``--cache-dir``, and the draws of ipw's negatives (eq. 1–4), over slices of the anchors. ``--shard I/N`` builds one of N parts (a job of a Slurm array, say): for these kinds
 a part holds block records, and ``build merge`` finishes them into exactly the rows of one whole build; for ipw
 it holds the rows of anchor slice I, and ``build merge`` concatenates them.
 """
@@ -65,8 +65,6 @@ def _misplaced_options(args: argparse.Namespace) -> list[str]:
         foreign.append("--generator")
     if args.kind == "merge":
         foreign += ["--option", "--shard", "--num-proc", "--limit"]
-    elif not DATA_KINDS[args.kind].in_blocks:
-        foreign.append("--num-proc")
     return [flag for flag in foreign if getattr(args, _dest(flag)) is not None]
 
 
@@ -107,7 +105,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--num-proc", type=int, default=None,
-        help="processes for simcse, negation and minimal_pairs (default: every usable core); same rows as 1",
+        help="processes (default: every usable core): every kind's blocks, ipw's negative draws; same rows as 1",
     )
     parser.add_argument(
         "--shard", default=None, metavar="I/N",

@@ -36,7 +36,8 @@ __all__ = ["DATA_KINDS", "BlockWorker", "DataKind", "block_builder", "generator_
 
 #: Builder arguments that are not data options: the machinery (recipe training, ``st-debias build``) passes them.
 MACHINERY_OPTIONS = frozenset(
-    {"model", "seed", "cache_dir", "show_progress_bar", "negator", "positive_generators", "paraphrase_generators"}
+    {"model", "seed", "cache_dir", "show_progress_bar", "num_proc", "negator", "positive_generators",
+     "paraphrase_generators"}
 )
 
 #: Rule-based generators whose rules decide the rows: each one's version, read from its class.
@@ -173,7 +174,8 @@ class DataKind:
             cache_dir: the cache folder (default ``$ST_DEBIAS_CACHE``): embeddings, and the parts of a build in
                 blocks while it runs.
             show_progress_bar: progress bars.
-            num_proc: processes for a kind built in blocks (None: every usable core); the rows are the same.
+            num_proc: processes (None: every usable core): the blocks of a kind built in blocks, the negative
+                draws of ``ipw``; the rows are the same for any count.
             resume: keep a build's finished parts under ``cache_dir`` until it ends, and reuse them.
             **machinery: builder arguments a recipe does not set (``negator``; ``shard`` for ipw).
         """
@@ -181,7 +183,7 @@ class DataKind:
         if not self.in_blocks:
             return self.make(
                 sentences, seed=seed, options=options, model=model, cache_dir=cache_dir,
-                show_progress_bar=show_progress_bar, **machinery,
+                show_progress_bar=show_progress_bar, num_proc=num_proc, **machinery,
             )
         from st_debias.data.parallel import run_blocks
 
@@ -267,14 +269,14 @@ class _SimCSERows:
 
 def _ipw(
     sentences: list[str], *, seed: int, options: dict[str, Any], model: Any, cache_dir: Any, show_progress_bar: bool,
-    shard: tuple[int, int] | None = None,
+    num_proc: int | None = 1, shard: tuple[int, int] | None = None,
 ) -> tuple[Dataset, BuildReport]:
     from st_debias.data.builders import DEFAULT_POSITIVES, build_ipw_dataset
 
     options = dict(options)
     return build_ipw_dataset(
         sentences, model, generator=options.pop("generator", DEFAULT_POSITIVES), shard=shard, return_report=True,
-        seed=seed, cache_dir=cache_dir, show_progress_bar=show_progress_bar, **options,
+        seed=seed, cache_dir=cache_dir, show_progress_bar=show_progress_bar, num_proc=num_proc, **options,
     )
 
 

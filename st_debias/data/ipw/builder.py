@@ -30,7 +30,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from datasets import Dataset
@@ -96,6 +96,7 @@ def sample_negatives(
     block_size: int = 4096,
     chunk_size: int = 16384,
     show_progress_bar: bool = True,
+    num_proc: int = 1,
 ) -> NegativeSample:
     """DebCSE negatives (eq. 1–4) for every anchor in ``query_range`` (default all) of a clean corpus.
 
@@ -114,33 +115,86 @@ def sample_negatives(
         block_size: neighbour search block size.
         chunk_size: anchors per edit-distance/probability chunk (bounds memory).
         show_progress_bar: progress bars.
+        num_proc: processes for eq. 1–4 and the draws, each over a contiguous slice of the anchors (joblib);
+            the draws are keyed by anchor, so the arrays are the same for any ``num_proc``. The neighbour search
+            runs in this process, on PyTorch's threads.
     """
     if len(sentences) != len(embeddings):
         raise ValueError(f"{len(sentences)} sentences but {len(embeddings)} embeddings")
     if pool_size < num_negatives:
         raise ValueError(f"pool_size ({pool_size}) must be >= num_negatives ({num_negatives})")
+    if num_proc < 1:
+        raise ValueError(f"num_proc must be at least 1, got {num_proc}")
     low, high = negative_range
-    timings: dict[str, float] = {}
     t0 = time.perf_counter()
     table = range_topk(
         embeddings, pool_size, low=low, high=high, query_range=query_range, block_size=block_size,
         backend=backend, show_progress_bar=show_progress_bar,
     )
-    timings["neighbour_search"] = time.perf_counter() - t0
+    timings = {"neighbour_search": time.perf_counter() - t0}
     start = 0 if query_range is None else query_range[0]
     n = table.indices.shape[0]
-    anchor_ids = np.arange(start, start + n)
+    settings = dict(
+        num_negatives=num_negatives, lambda_n=lambda_n, temperature=temperature,
+        similarity_temperature=similarity_temperature, seed=seed, chunk_size=chunk_size,
+    )
+    # The draws of each anchor depend on its own pool only: contiguous slices, one per process.
+    edges = np.linspace(0, n, min(num_proc, max(n, 1)) + 1).round().astype(int)
+    slices = [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True) if b > a]
+    if len(slices) > 1:
+        from joblib import Parallel, delayed
+
+        t0 = time.perf_counter()
+        parts = Parallel(n_jobs=len(slices))(
+            delayed(_draws_on_one_core)(
+                sentences, start + a, table.indices[a:b], table.scores[a:b], settings
+            ) for a, b in slices
+        )
+        timings["negative_draws_wall"] = time.perf_counter() - t0
+    else:
+        parts = [_draws(sentences, start, table.indices, table.scores, **settings)]  # type: ignore[arg-type]
+    for key in parts[0][-1]:  # seconds summed over the processes
+        timings[key] = sum(part[-1][key] for part in parts)
+    chosen, cosine, probability = (np.concatenate([part[i] for part in parts]) for i in range(3))
+    return NegativeSample(np.arange(start, start + n), chosen, cosine, probability, table.counts(), timings)
+
+
+def _draws_on_one_core(*args: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, float]]:
+    from threadpoolctl import threadpool_limits
+
+    settings = args[-1]
+    with threadpool_limits(1):  # the other processes have the other cores
+        return _draws(*args[:-1], **settings)
+
+
+def _draws(
+    sentences: Sequence[str],
+    first_anchor: int,
+    indices: np.ndarray,
+    scores: np.ndarray,
+    *,
+    num_negatives: int,
+    lambda_n: float,
+    temperature: float,
+    similarity_temperature: float,
+    seed: int,
+    chunk_size: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, float]]:
+    """Eq. 1–4 and the draws for the anchors ``first_anchor, first_anchor + 1, …`` with neighbour pools
+    ``indices``/``scores``: ``(chosen, cosine, probability, seconds per step)``."""
+    n = indices.shape[0]
+    anchor_ids = np.arange(first_anchor, first_anchor + n)
     chosen = np.full((n, num_negatives), -1, dtype=np.int64)
     cosine = np.full((n, num_negatives), np.nan, dtype=np.float32)
     probability = np.full((n, num_negatives), np.nan, dtype=np.float64)
-    timings["negative_edit_distance"] = timings["negative_sampling"] = 0.0
+    timings = {"negative_edit_distance": 0.0, "negative_sampling": 0.0}
     coder = WordCoder()
     coded = np.empty(len(sentences), dtype=object)  # each sentence's word code, encoded on first use
     is_coded = np.zeros(len(sentences), dtype=bool)
     for c0 in range(0, n, chunk_size):
         t0 = time.perf_counter()
         c1 = min(c0 + chunk_size, n)
-        idx = table.indices[c0:c1]
+        idx = indices[c0:c1]
         mask = idx >= 0
         rows, cols = np.nonzero(mask)
         left, right = anchor_ids[c0:c1][rows], idx[rows, cols]
@@ -152,7 +206,7 @@ def sample_negatives(
         edit[rows, cols] = coded_edit_distance(coded[left].tolist(), coded[right].tolist())
         t1 = time.perf_counter()
         timings["negative_edit_distance"] += t1 - t0
-        cos = np.nan_to_num(table.scores[c0:c1].astype(np.float64))
+        cos = np.nan_to_num(scores[c0:c1].astype(np.float64))
         probs = negative_probabilities(
             edit, cos, mask, lambda_n=lambda_n, temperature=temperature,
             similarity_temperature=similarity_temperature,
@@ -162,10 +216,10 @@ def sample_negatives(
         ok = picks >= 0
         safe = np.where(ok, picks, 0)
         chosen[c0:c1] = np.where(ok, np.take_along_axis(idx, safe, 1), -1)
-        cosine[c0:c1] = np.where(ok, np.take_along_axis(table.scores[c0:c1], safe, 1), np.nan)
+        cosine[c0:c1] = np.where(ok, np.take_along_axis(scores[c0:c1], safe, 1), np.nan)
         probability[c0:c1] = np.where(ok, np.take_along_axis(probs, safe, 1), np.nan)
         timings["negative_sampling"] += time.perf_counter() - t1
-    return NegativeSample(anchor_ids, chosen, cosine, probability, table.counts(), timings)
+    return chosen, cosine, probability, timings
 
 
 def default_positive_generators() -> list[CandidateGenerator]:
@@ -201,6 +255,8 @@ class IPWBuilder:
         backend: neighbour search backend, ``"torch"`` or ``"faiss"``.
         block_size: neighbour search block size.
         show_progress_bar: progress bars.
+        num_proc: processes for eq. 1–4 and the draws of the negatives (None: every usable core); the rows are
+            the same for any count. The encoding and the neighbour search use PyTorch's threads.
 
     After :meth:`build`, :attr:`report` holds the :class:`BuildReport` (counts, skips with reasons,
     pair statistics of DebCSE Tables 1 and 4, timings).
@@ -238,7 +294,13 @@ class IPWBuilder:
         backend: str = "torch",
         block_size: int = 4096,
         show_progress_bar: bool = True,
+        num_proc: int | None = 1,
     ) -> None:
+        from st_debias.progress import usable_cores
+
+        num_proc = usable_cores() if num_proc is None else num_proc
+        if isinstance(num_proc, bool) or not isinstance(num_proc, int) or num_proc < 1:
+            raise ValueError(f"num_proc must be an int >= 1 (or None: every usable core), got {num_proc!r}")
         if num_negatives < 1 or num_positives < 1:
             raise ValueError("num_negatives and num_positives must be >= 1")
         if pool_size < num_negatives:
@@ -276,6 +338,7 @@ class IPWBuilder:
         self.backend = backend
         self.block_size = block_size
         self.show_progress_bar = show_progress_bar
+        self.num_proc = num_proc
         self.report = BuildReport(builder=self.name)
 
     def _guide(self):
@@ -327,6 +390,7 @@ class IPWBuilder:
             negative_range=self.negative_range, lambda_n=self.lambda_n, temperature=self.temperature,
             similarity_temperature=self.similarity_temperature, seed=self.seed, query_range=(start, stop),
             backend=self.backend, block_size=self.block_size, show_progress_bar=self.show_progress_bar,
+            num_proc=self.num_proc,
         )
         report.timings.update(negatives.timings)
         has_negatives = (negatives.chosen >= 0).all(axis=1)

@@ -97,6 +97,40 @@ def test_shards_merge_to_the_unsharded_build(built, session_tiny_model, cache_di
         assert report.statistics[key] == pytest.approx(full[key], rel=1e-9), key
 
 
+def test_two_processes_draw_the_same_negatives_and_rows(built, session_tiny_model, cache_dir, wiki):
+    """``num_proc`` splits eq. 1–4 and the draws over processes: every array, the rows and the report's counts
+    and statistics equal one process's (the draws are keyed by anchor, the search is the same)."""
+    sentences = wiki[:150]
+    emb = encode_corpus(sentences, session_tiny_model, cache_dir=cache_dir, show_progress_bar=False)
+    kwargs = dict(pool_size=16, negative_range=RANGE, seed=5, chunk_size=7, show_progress_bar=False)
+    one = sample_negatives(sentences, emb, **kwargs)
+    for num_proc, query_range in ((2, None), (3, (11, 140))):
+        many = sample_negatives(sentences, emb, num_proc=num_proc, query_range=query_range, **kwargs)
+        part = one if query_range is None else sample_negatives(sentences, emb, query_range=query_range, **kwargs)
+        assert "negative_draws_wall" in many.timings
+        for name in ("anchor_ids", "chosen", "cosine", "probability", "pool_sizes"):
+            assert getattr(many, name).tobytes() == getattr(part, name).tobytes(), (num_proc, name)
+    builder, dataset = built
+    parallel = _builder(session_tiny_model, cache_dir, num_proc=2)
+    assert parallel.build(sentences).to_dict() == dataset.to_dict()
+    assert parallel.report.skipped == builder.report.skipped and parallel.report.rows == builder.report.rows
+    assert parallel.report.statistics == builder.report.statistics
+    with pytest.raises(ValueError, match="num_proc must be an int >= 1"):
+        _builder(session_tiny_model, cache_dir, num_proc=0)
+
+
+def test_build_ipw_takes_num_proc(tmp_path, monkeypatch, session_tiny_model) -> None:
+    """``st-debias build ipw --num-proc`` used to be refused; it now reaches the builder."""
+    from st_debias.data import builders
+    from st_debias.data.kinds import DATA_KINDS
+
+    seen = []
+    monkeypatch.setattr(builders, "IPWBuilder", lambda model, **options: seen.append(options["num_proc"]) or 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        DATA_KINDS["ipw"].build(["A man plays.", "A dog runs."], seed=0, model=session_tiny_model, num_proc=3)
+    assert seen == [3]
+
+
 def _gumbel(seed: int, stream: int, anchor_id: int, size: int) -> list[float]:
     """The documented per-anchor noise stream (propensity.py): ``default_rng([seed, stream, anchor])``."""
     return np.random.default_rng([seed, stream, anchor_id]).gumbel(size=size).tolist()
