@@ -147,16 +147,15 @@ def _from_key(key: int) -> _Shared:
 
 
 @contextlib.contextmanager
-def _frozen_heap(forking: bool) -> Iterator[None]:
-    """While worker processes are forked: the parent's objects moved out of the garbage collector's reach
-    (``gc.freeze``), so that a collection in a worker does not write to, and so copy, every page of the loaded
-    pipelines it inherited."""
+def frozen_heap(forking: bool) -> Iterator[None]:
+    """While worker processes are forked (``forking``): the parent's objects moved out of the garbage
+    collector's reach (``gc.freeze``), so that a collection in a worker does not write to, and so copy, every
+    page of the loaded pipelines and arrays it inherited."""
     import gc
 
     if not forking:
         yield
         return
-    gc.collect()
     gc.freeze()
     try:
         yield
@@ -353,7 +352,7 @@ def build_blocks(
             chunk = todo[first:first + per_part]
             records = plan.inputs.select(chunk)
             processes = min(num_proc, len(chunk))
-            with _frozen_heap(processes > 1):
+            with frozen_heap(processes > 1):
                 built = records.map(
                     build_block_batch, batched=True, batch_size=1, fn_kwargs={"builder": carried},
                     num_proc=processes if processes > 1 else None, remove_columns=records.column_names,

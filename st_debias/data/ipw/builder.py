@@ -25,6 +25,7 @@ that share the embedding cache (or encode with :func:`st_debias.data.io.embeddin
 from __future__ import annotations
 
 import math
+import multiprocessing
 import os
 import time
 from collections import Counter
@@ -115,9 +116,10 @@ def sample_negatives(
         block_size: neighbour search block size.
         chunk_size: anchors per edit-distance/probability chunk (bounds memory).
         show_progress_bar: progress bars.
-        num_proc: processes for eq. 1–4 and the draws, each over a contiguous slice of the anchors (joblib);
-            the draws are keyed by anchor, so the arrays are the same for any ``num_proc``. The neighbour search
-            runs in this process, on PyTorch's threads.
+        num_proc: processes for eq. 1–4 and the draws, each over a contiguous slice of the anchors (forked
+            workers, which inherit the inputs; where processes cannot fork, one process). The draws are keyed by
+            anchor, so the arrays are the same for any ``num_proc``. The neighbour search runs in this process,
+            on PyTorch's threads.
     """
     if len(sentences) != len(embeddings):
         raise ValueError(f"{len(sentences)} sentences but {len(embeddings)} embeddings")
@@ -141,15 +143,9 @@ def sample_negatives(
     # The draws of each anchor depend on its own pool only: contiguous slices, one per process.
     edges = np.linspace(0, n, min(num_proc, max(n, 1)) + 1).round().astype(int)
     slices = [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True) if b > a]
-    if len(slices) > 1:
-        from joblib import Parallel, delayed
-
+    if len(slices) > 1 and "fork" in multiprocessing.get_all_start_methods():
         t0 = time.perf_counter()
-        parts = Parallel(n_jobs=len(slices))(
-            delayed(_draws_on_one_core)(
-                sentences, start + a, table.indices[a:b], table.scores[a:b], settings
-            ) for a, b in slices
-        )
+        parts = _draws_in_processes(sentences, start, table.indices, table.scores, settings, slices)
         timings["negative_draws_wall"] = time.perf_counter() - t0
     else:
         parts = [_draws(sentences, start, table.indices, table.scores, **settings)]  # type: ignore[arg-type]
@@ -159,12 +155,39 @@ def sample_negatives(
     return NegativeSample(np.arange(start, start + n), chosen, cosine, probability, table.counts(), timings)
 
 
-def _draws_on_one_core(*args: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, float]]:
+#: What the forked draw processes read: set by the parent before it forks, so nothing is pickled to them.
+_DRAW_INPUTS: dict[str, Any] = {}
+
+
+def _draws_in_processes(
+    sentences: Sequence[str],
+    start: int,
+    indices: np.ndarray,
+    scores: np.ndarray,
+    settings: dict[str, Any],
+    slices: list[tuple[int, int]],
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, float]]]:
+    """:func:`_draws` of each slice of the anchors in its own forked process, which inherits the inputs."""
+    from st_debias.data.parallel import frozen_heap
+
+    _DRAW_INPUTS.update(sentences=sentences, start=start, indices=indices, scores=scores, settings=settings)
+    try:
+        with frozen_heap(True), multiprocessing.get_context("fork").Pool(len(slices)) as pool:
+            return pool.map(_draws_of_slice, slices)
+    finally:
+        _DRAW_INPUTS.clear()
+
+
+def _draws_of_slice(bounds: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, float]]:
     from threadpoolctl import threadpool_limits
 
-    settings = args[-1]
+    a, b = bounds
+    inputs = _DRAW_INPUTS
     with threadpool_limits(1):  # the other processes have the other cores
-        return _draws(*args[:-1], **settings)
+        return _draws(
+            inputs["sentences"], inputs["start"] + a, inputs["indices"][a:b], inputs["scores"][a:b],
+            **inputs["settings"],
+        )
 
 
 def _draws(

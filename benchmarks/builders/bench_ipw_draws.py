@@ -1,0 +1,64 @@
+"""IPW's negative draws (eq. 1–4 and the draws after the neighbour search) at 1, 2, … processes.
+
+The first ``--sentences`` Wikipedia lines are encoded with the default guide (cached, outside the timed part).
+Each process count then runs one ``sample_negatives(..., num_proc=N)``: the neighbour search (PyTorch's
+threads, the same for every count) and the draws, which ``num_proc`` splits over processes. The figure is the
+draws' wall time (``negative_edit_distance + negative_sampling`` for one process, ``negative_draws_wall`` for
+more); every count must give the same arrays (checked, ``identical_arrays``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
+from benchmarks.harness.provenance import LoadWatch, command_line, wait_for_idle, write_stamped_json  # noqa: E402
+from st_debias.data.io.corpus import clean_sentences, read_sentences  # noqa: E402
+from st_debias.data.io.embeddings import encode_corpus  # noqa: E402
+from st_debias.data.ipw.builder import sample_negatives  # noqa: E402
+from st_debias.paths import load_model  # noqa: E402
+
+FIELDS = ("anchor_ids", "chosen", "cosine", "probability", "pool_sizes")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sentences", type=int, default=50_000)
+    parser.add_argument("--procs", nargs="+", type=int, default=[1, 2])
+    parser.add_argument("--out", default="benchmarks/builders/results/ipw_draws_quiet.json")
+    parser.add_argument("--allow-load", action="store_true", help="do not wait for a quiet machine, and write the result even if it was loaded")
+    args = parser.parse_args(argv)
+    if any(p < 1 for p in args.procs):
+        parser.error("--procs: every count must be at least 1")
+    corpus = clean_sentences(read_sentences(limit=args.sentences)).sentences
+    print(f"[bench] encoding {len(corpus):,} sentences (cached after the first run)…", flush=True)
+    embeddings = encode_corpus(corpus, load_model("default"), show_progress_bar=True)
+    runs, digests = [], set()
+    for procs in args.procs:
+        if not args.allow_load:
+            wait_for_idle()
+        with LoadWatch() as watch:
+            sample = sample_negatives(corpus, embeddings, num_proc=procs, show_progress_bar=False)
+        watch.refuse_if_loaded(allow=args.allow_load)
+        timings = sample.timings
+        draws = timings.get("negative_draws_wall", timings["negative_edit_distance"] + timings["negative_sampling"])
+        digests.add(hashlib.sha256(b"".join(getattr(sample, name).tobytes() for name in FIELDS)).hexdigest())
+        print(f"[bench] {procs} processes: search {timings['neighbour_search']:.1f} s, draws {draws:.1f} s", flush=True)
+        runs.append({
+            "processes": procs, "sentences": len(corpus), "draws_seconds": round(draws, 2),
+            "search_seconds": round(timings["neighbour_search"], 2),
+            "timings": {key: round(value, 2) for key, value in timings.items()}, "machine": watch.record(),
+        })
+    for run in runs:
+        run["draws_speed_up"] = round(runs[0]["draws_seconds"] / run["draws_seconds"], 2)
+    result = {"command": command_line(__file__, argv), "runs": runs, "identical_arrays": len(digests) == 1}
+    write_stamped_json(Path(args.out), result, indent=1)
+    print(json.dumps({run["processes"]: run["draws_speed_up"] for run in runs}), "identical:", len(digests) == 1)
+
+
+if __name__ == "__main__":
+    main()
