@@ -170,12 +170,27 @@ def _draws_in_processes(
     """:func:`_draws` of each slice of the anchors in its own forked process, which inherits the inputs."""
     from st_debias.data.parallel import frozen_heap
 
-    _DRAW_INPUTS.update(sentences=sentences, start=start, indices=indices, scores=scores, settings=settings)
+    # Every word code once, here: each worker would otherwise encode most of the corpus again.
+    codes = _word_codes(sentences, np.concatenate([np.arange(start, start + len(indices)), indices[indices >= 0]]))
+    _DRAW_INPUTS.update(
+        sentences=sentences, start=start, indices=indices, scores=scores, settings={**settings, "codes": codes}
+    )
     try:
         with frozen_heap(True), multiprocessing.get_context("fork").Pool(len(slices)) as pool:
             return pool.map(_draws_of_slice, slices)
     finally:
         _DRAW_INPUTS.clear()
+
+
+def _word_codes(sentences: Sequence[str], ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The word codes of sentences ``ids`` (one :class:`WordCoder`) and the mask of the sentences coded."""
+    coder = WordCoder()
+    coded = np.empty(len(sentences), dtype=object)
+    is_coded = np.zeros(len(sentences), dtype=bool)
+    for j in np.unique(ids).tolist():
+        coded[j] = coder.encode(sentences[j])
+    is_coded[ids] = True
+    return coded, is_coded
 
 
 def _draws_of_slice(bounds: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, float]]:
@@ -202,9 +217,11 @@ def _draws(
     similarity_temperature: float,
     seed: int,
     chunk_size: int,
+    codes: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, float]]:
     """Eq. 1–4 and the draws for the anchors ``first_anchor, first_anchor + 1, …`` with neighbour pools
-    ``indices``/``scores``: ``(chosen, cosine, probability, seconds per step)``."""
+    ``indices``/``scores``: ``(chosen, cosine, probability, seconds per step)``. ``codes``: the sentences' word
+    codes and which are set (:func:`_word_codes`); the missing ones are encoded here."""
     n = indices.shape[0]
     anchor_ids = np.arange(first_anchor, first_anchor + n)
     chosen = np.full((n, num_negatives), -1, dtype=np.int64)
@@ -212,8 +229,9 @@ def _draws(
     probability = np.full((n, num_negatives), np.nan, dtype=np.float64)
     timings = {"negative_edit_distance": 0.0, "negative_sampling": 0.0}
     coder = WordCoder()
-    coded = np.empty(len(sentences), dtype=object)  # each sentence's word code, encoded on first use
-    is_coded = np.zeros(len(sentences), dtype=bool)
+    if codes is None:  # each sentence's word code, encoded on first use
+        codes = np.empty(len(sentences), dtype=object), np.zeros(len(sentences), dtype=bool)
+    coded, is_coded = codes
     for c0 in range(0, n, chunk_size):
         t0 = time.perf_counter()
         c1 = min(c0 + chunk_size, n)
