@@ -12,6 +12,9 @@ MOVED = [
     ("st_debias.evaluation.bias", "training_pair_statistics", "st_debias.evaluation.pairs"),
     ("st_debias.evaluation.bias_data", "load_pair_rows", "st_debias.evaluation.pairs"),
     ("st_debias.evaluation.bias_data", "PAIR_METADATA_FIELDS", "st_debias.evaluation.pairs"),
+    ("st_debias.data.parallel", "block_builder", "st_debias.data.kinds"),
+    ("st_debias.data.parallel", "BlockWorker", "st_debias.data.kinds"),
+    ("st_debias.data.io.nli", "evaluation_sentences", "st_debias.evaluation.sts_data"),
 ]
 
 

@@ -15,9 +15,11 @@ choices: ``syntactic`` for negation rows, DebCSE's word ``edits`` for ipw rows.
 
 ``--num-proc`` builds on that many processes (default: every usable core) with the same rows as one process:
 the blocks of the kinds built in blocks (every kind but ipw), whose interrupted builds resume from the parts
-kept under ``--cache-dir``, and the draws of ipw's negatives (eq. 1–4), over slices of the anchors. ``--shard I/N`` builds one of N parts (a job of a Slurm array, say): for these kinds
-a part holds block records, and ``build merge`` finishes them into exactly the rows of one whole build; for ipw
-it holds the rows of anchor slice I, and ``build merge`` concatenates them.
+kept under ``--cache-dir``, and the draws of ipw's negatives (eq. 1–4), over slices of the anchors.
+
+``--shard I/N`` builds one of N parts (a job of a Slurm array, say): for the kinds built in blocks a part holds
+block records, and ``build merge`` finishes them into exactly the rows of one whole build; for ipw it holds the
+rows of anchor slice I, and ``build merge`` concatenates them.
 """
 
 from __future__ import annotations

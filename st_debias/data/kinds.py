@@ -8,7 +8,7 @@ Example:
     >>> from st_debias.data.kinds import DATA_KINDS
     >>> sorted(DATA_KINDS)
     ['ipw', 'minimal_pairs', 'negation', 'paraphrase', 'simcse']
-    >>> rows, report = DATA_KINDS["simcse"].build(["A man plays a guitar.", "A dog runs."], seed=0)
+    >>> rows, report = DATA_KINDS["simcse"].build(["A man plays a guitar.", "A dog runs."], seed=0, resume=False)
     >>> rows.column_names, report.rows
     (['anchor', 'positive'], 2)
 """

@@ -28,7 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from st_debias._exports import lazy_exports
 from st_debias.data.io.report import BuildReport, merge_reports, start_build
+from st_debias.progress import usable_cores
 
 if TYPE_CHECKING:
     from datasets import Dataset
@@ -55,14 +57,6 @@ BLOCK_SIZE = 1024
 BLOCKS_PER_PROCESS = 4
 #: The record that carries the cleaning report (inputs, empty and duplicate lines) of a build.
 CLEANING_BLOCK = -1
-
-
-def usable_cores() -> int:
-    """The CPU cores this process may run on (its affinity mask, e.g. a Slurm or container allotment)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 @dataclass(frozen=True)
@@ -153,7 +147,7 @@ def frozen_heap(forking: bool) -> Iterator[None]:
     page of the loaded pipelines and arrays it inherited."""
     import gc
 
-    if not forking:
+    if not forking or gc.get_freeze_count():  # a caller that froze its heap unfreezes it
         yield
         return
     gc.freeze()
@@ -434,3 +428,8 @@ def finish_blocks(builder: BlockBuilder, records: Dataset | Sequence[Dataset]) -
     report.rows = report.anchors = len(dataset)
     report.check_accounting()
     return dataset, report
+
+
+__getattr__, _ = lazy_exports(
+    __name__, {}, moved={"block_builder": "st_debias.data.kinds", "BlockWorker": "st_debias.data.kinds"}
+)

@@ -193,6 +193,8 @@ def build_loss(
     precomputed."""
     from st_debias.losses import RecallRegularizer, SimilarityPreservation
 
+    if not isinstance(spec, LossConfig):
+        raise TypeError(f"build_loss takes a recipe's loss section (recipe.loss), got {type(spec).__name__}")
     params = resolve_params(spec.params)
     if (uncached_name(spec.name) or spec.name) == "InstanceWeightedMNRL":
         has_weights = "label" in rows.column_names

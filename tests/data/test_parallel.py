@@ -251,3 +251,25 @@ def test_train_refuses_a_bad_process_count_before_any_work(capsys):
 
     assert main(["train", "--recipe", "simcse", "--num-proc", "0", "--output", "never-created"]) == 2
     assert "--num-proc must be at least 1" in capsys.readouterr().err and not Path("never-created").exists()
+
+
+def test_frozen_heap_unfreezes_only_what_it_froze() -> None:
+    """The heap is frozen while workers fork, then unfrozen; a caller's own freeze is left as it was."""
+    import gc
+
+    from st_debias.data.parallel import frozen_heap
+
+    assert gc.get_freeze_count() == 0
+    with frozen_heap(True):
+        assert gc.get_freeze_count() > 0
+    assert gc.get_freeze_count() == 0
+    with frozen_heap(False):
+        assert gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with frozen_heap(True):
+            pass
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()

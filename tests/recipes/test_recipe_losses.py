@@ -146,3 +146,12 @@ def test_a_cpu_run_prints_no_pin_memory_warning(tiny_bert_dir: Path, tmp_path: P
     assert code == 0
     messages = [str(w.message) for w in caught]
     assert not [m for m in messages if "pin_memory" in m], messages
+
+
+def test_build_loss_names_what_it_takes(tiny_model) -> None:
+    """``build_loss`` takes the recipe's loss section; handing it the whole recipe is a clear error."""
+    from datasets import Dataset
+
+    recipe = load_recipe("simcse")
+    with pytest.raises(TypeError, match=r"recipe's loss section \(recipe.loss\), got Recipe"):
+        build_loss(recipe, tiny_model, Dataset.from_dict({"anchor": ["a"], "positive": ["a"]}))

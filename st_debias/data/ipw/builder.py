@@ -27,6 +27,8 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
+import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -117,7 +119,7 @@ def sample_negatives(
         chunk_size: anchors per edit-distance/probability chunk (bounds memory).
         show_progress_bar: progress bars.
         num_proc: processes for eq. 1–4 and the draws, each over a contiguous slice of the anchors (forked
-            workers, which inherit the inputs; where processes cannot fork, one process). The draws are keyed by
+            workers, which inherit the inputs; on Linux only, elsewhere one process). The draws are keyed by
             anchor, so the arrays are the same for any ``num_proc``. The neighbour search runs in this process,
             on PyTorch's threads.
     """
@@ -143,9 +145,9 @@ def sample_negatives(
     # The draws of each anchor depend on its own pool only: contiguous slices, one per process.
     edges = np.linspace(0, n, min(num_proc, max(n, 1)) + 1).round().astype(int)
     slices = [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True) if b > a]
-    if len(slices) > 1 and "fork" in multiprocessing.get_all_start_methods():
+    if len(slices) > 1 and sys.platform.startswith("linux"):  # fork: safe on Linux, not elsewhere
         t0 = time.perf_counter()
-        parts = _draws_in_processes(sentences, start, table.indices, table.scores, settings, slices)
+        parts = _draws_in_processes(sentences, start, table.indices, table.scores, settings, slices, timings)
         timings["negative_draws_wall"] = time.perf_counter() - t0
     else:
         parts = [_draws(sentences, start, table.indices, table.scores, **settings)]  # type: ignore[arg-type]
@@ -157,6 +159,7 @@ def sample_negatives(
 
 #: What the forked draw processes read: set by the parent before it forks, so nothing is pickled to them.
 _DRAW_INPUTS: dict[str, Any] = {}
+_DRAW_LOCK = threading.Lock()
 
 
 def _draws_in_processes(
@@ -166,20 +169,29 @@ def _draws_in_processes(
     scores: np.ndarray,
     settings: dict[str, Any],
     slices: list[tuple[int, int]],
+    timings: dict[str, float],
 ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, float]]]:
-    """:func:`_draws` of each slice of the anchors in its own forked process, which inherits the inputs."""
+    """:func:`_draws` of each slice of the anchors in its own forked process, which inherits the inputs. A
+    worker that dies (killed for memory, say) raises ``BrokenProcessPool`` here."""
+    from concurrent.futures import ProcessPoolExecutor
+
     from st_debias.data.parallel import frozen_heap
 
-    # Every word code once, here: each worker would otherwise encode most of the corpus again.
-    codes = _word_codes(sentences, np.concatenate([np.arange(start, start + len(indices)), indices[indices >= 0]]))
-    _DRAW_INPUTS.update(
-        sentences=sentences, start=start, indices=indices, scores=scores, settings={**settings, "codes": codes}
-    )
-    try:
-        with frozen_heap(True), multiprocessing.get_context("fork").Pool(len(slices)) as pool:
-            return pool.map(_draws_of_slice, slices)
-    finally:
-        _DRAW_INPUTS.clear()
+    with _DRAW_LOCK:  # one set of inputs at a time
+        # Every word code once, here: each worker would otherwise encode most of the corpus again.
+        t0 = time.perf_counter()
+        ids = np.concatenate([np.arange(start, start + len(indices)), indices[indices >= 0]])
+        codes = _word_codes(sentences, ids)
+        timings["negative_word_codes"] = time.perf_counter() - t0
+        _DRAW_INPUTS.update(
+            sentences=sentences, start=start, indices=indices, scores=scores, settings={**settings, "codes": codes}
+        )
+        try:
+            context = multiprocessing.get_context("fork")
+            with frozen_heap(True), ProcessPoolExecutor(len(slices), mp_context=context) as pool:
+                return list(pool.map(_draws_of_slice, slices))
+        finally:
+            _DRAW_INPUTS.clear()
 
 
 def _word_codes(sentences: Sequence[str], ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
