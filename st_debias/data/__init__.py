@@ -42,7 +42,7 @@ _EXPORTS = {
     "finish_blocks": "st_debias.data.parallel",
     "plan_blocks": "st_debias.data.parallel",
     "build_block_batch": "st_debias.data.parallel",
-    "usable_cores": "st_debias.data.parallel",
+    "usable_cores": "st_debias.progress",
     "Negator": "st_debias.data.negation.negator",
     "NegationResult": "st_debias.data.negation.negator",
     "NegatedAntonymGenerator": "st_debias.data.negation.negator",

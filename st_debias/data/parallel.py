@@ -47,7 +47,6 @@ __all__ = [
     "finish_blocks",
     "plan_blocks",
     "run_blocks",
-    "usable_cores",
 ]
 
 #: Sentences per block: the unit of work, of seeding and of sharding. Changing it changes which sentences
