@@ -194,15 +194,13 @@ def _draws_in_processes(
             _DRAW_INPUTS.clear()
 
 
-def _word_codes(sentences: Sequence[str], ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The word codes of sentences ``ids`` (one :class:`WordCoder`) and the mask of the sentences coded."""
+def _word_codes(sentences: Sequence[str], ids: np.ndarray) -> np.ndarray:
+    """The word codes of sentences ``ids``, from one :class:`WordCoder` (None for the other sentences)."""
     coder = WordCoder()
     coded = np.empty(len(sentences), dtype=object)
-    is_coded = np.zeros(len(sentences), dtype=bool)
     for j in np.unique(ids).tolist():
         coded[j] = coder.encode(sentences[j])
-    is_coded[ids] = True
-    return coded, is_coded
+    return coded
 
 
 def _draws_of_slice(bounds: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, float]]:
@@ -229,21 +227,20 @@ def _draws(
     similarity_temperature: float,
     seed: int,
     chunk_size: int,
-    codes: tuple[np.ndarray, np.ndarray] | None = None,
+    codes: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, float]]:
     """Eq. 1–4 and the draws for the anchors ``first_anchor, first_anchor + 1, …`` with neighbour pools
-    ``indices``/``scores``: ``(chosen, cosine, probability, seconds per step)``. ``codes``: the sentences' word
-    codes and which are set (:func:`_word_codes`); the missing ones are encoded here."""
+    ``indices``/``scores``: ``(chosen, cosine, probability, seconds per step)``. ``codes``: the word codes of
+    these anchors and their neighbours (:func:`_word_codes`); encoded here when not given."""
     n = indices.shape[0]
     anchor_ids = np.arange(first_anchor, first_anchor + n)
     chosen = np.full((n, num_negatives), -1, dtype=np.int64)
     cosine = np.full((n, num_negatives), np.nan, dtype=np.float32)
     probability = np.full((n, num_negatives), np.nan, dtype=np.float64)
     timings = {"negative_edit_distance": 0.0, "negative_sampling": 0.0}
-    coder = WordCoder()
-    if codes is None:  # each sentence's word code, encoded on first use
-        codes = np.empty(len(sentences), dtype=object), np.zeros(len(sentences), dtype=bool)
-    coded, is_coded = codes
+    t0 = time.perf_counter()
+    coded = codes if codes is not None else _word_codes(sentences, np.concatenate([anchor_ids, indices[indices >= 0]]))
+    timings["negative_edit_distance"] += time.perf_counter() - t0
     for c0 in range(0, n, chunk_size):
         t0 = time.perf_counter()
         c1 = min(c0 + chunk_size, n)
@@ -251,10 +248,6 @@ def _draws(
         mask = idx >= 0
         rows, cols = np.nonzero(mask)
         left, right = anchor_ids[c0:c1][rows], idx[rows, cols]
-        for ids in (anchor_ids[c0:c1], right):
-            for j in np.unique(ids[~is_coded[ids]]).tolist():
-                coded[j] = coder.encode(sentences[j])
-            is_coded[ids] = True
         edit = np.zeros(idx.shape, dtype=np.float64)
         edit[rows, cols] = coded_edit_distance(coded[left].tolist(), coded[right].tolist())
         t1 = time.perf_counter()
