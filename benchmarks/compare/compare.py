@@ -89,6 +89,7 @@ def run_one(recipe_name: str, seed: int, args: argparse.Namespace) -> Path:
         model=args.model,
         quiet=args.quiet,
         reuse_stale=args.reuse_stale,
+        resume=args.resume,
         tag="compare",
         sts_tasks=args.sts_tasks,
         start_as_candidate=args.start_as_candidate,
@@ -344,6 +345,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--table", action="store_true", help="only rebuild compare.md / compare.png")
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument("--reuse-stale", action="store_true", help="reuse result files whose provenance stamp differs")
+    parser.add_argument(
+        "--resume", action="store_true",
+        help="continue a run cut short in --work-dir from its newest complete checkpoint (same code only)",
+    )
     args = parser.parse_args(argv)
     if args.results_dir:
         global RESULTS

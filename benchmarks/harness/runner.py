@@ -1,6 +1,8 @@
 """The training runner of the recipe studies (``compare/compare.py``, ``selection/select_dev.py``): train one
 recipe, write its result file stamped with :func:`benchmarks.harness.provenance.stamp`, and reuse an earlier
-result only when its stamp matches the current code (or when ``reuse_stale`` says so)."""
+result only when its stamp matches the current code (or when ``reuse_stale`` says so). A run cut short (a
+session's end) continues from its newest complete checkpoint with ``resume``, but only under the code it
+started with (``started.json`` in its work folder keeps that stamp)."""
 
 from __future__ import annotations
 
@@ -11,9 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.harness.provenance import stamp, stamp_differences, write_stamped_json
+from st_debias.files import atomic_write_json
 
 ARCHIVE = "archive"
 """Subfolder of a results folder for result files without a provenance stamp (its README says what they are)."""
+
+STARTED = "started.json"
+"""File of a run's work folder holding the stamp of the code the run started with."""
 
 
 def result_files(folder: Path) -> tuple[list[Path], list[Path]]:
@@ -58,20 +64,48 @@ def train_and_record(
     quiet: bool = False,
     reuse_stale: bool = False,
     tag: str = "bench",
+    resume: bool = False,
     **train_options: Any,
 ) -> Path:
     """Train ``recipe`` into ``work_dir`` and write ``entry(result, wall_seconds)`` to ``target``, unless
     ``target`` already holds a reusable result (see :func:`reusable`). ``train_options`` go to
-    :func:`st_debias.recipes.train_recipe` (e.g. ``gradient_share_every``)."""
+    :func:`st_debias.recipes.train_recipe` (e.g. ``gradient_share_every``).
+
+    With ``resume``, a run left in ``work_dir`` continues from its newest complete checkpoint when it started
+    under the current code (the result then records ``resumed_from`` and only this part's wall time); without
+    a checkpoint it starts afresh. Otherwise a leftover run folder is replaced.
+
+    Raises:
+        SystemExit: ``resume`` and the run in ``work_dir`` started under other code (the differences named).
+    """
     current = stamp()
     if reusable(target, current, reuse_stale, tag):
         return target
     from st_debias.recipes import train_recipe
+    from st_debias.recipes.run_folder import newest_complete_checkpoint
 
+    checkpoint = newest_complete_checkpoint(work_dir / "checkpoints")[0] if resume else None
+    if checkpoint is not None:
+        started = work_dir / STARTED
+        recorded = json.loads(started.read_text()) if started.is_file() else None
+        differences = stamp_differences(recorded, current)
+        if differences:
+            raise SystemExit(
+                f"[{tag}] error: cannot resume {work_dir}: it started under other code ({'; '.join(differences)}); "
+                "check out the commit it started with, or run without --resume to start again"
+            )
+        print(f"[{tag}] resuming {work_dir} from {checkpoint.name}", flush=True)
+    else:
+        if resume:
+            print(f"[{tag}] nothing to resume in {work_dir}: starting the run", flush=True)
+        atomic_write_json(work_dir / STARTED, current)
     start = time.perf_counter()
-    # No reusable result: a leftover run folder is from an interrupted or stale attempt, so it is replaced.
     result = train_recipe(
-        recipe, model=model, output_dir=work_dir, evaluate=evaluate, show_progress_bar=not quiet, overwrite=True,
+        recipe, model=model, output_dir=work_dir, evaluate=evaluate, show_progress_bar=not quiet,
+        overwrite=checkpoint is None, resume_from_checkpoint=True if checkpoint is not None else None,
         **train_options,
     )
-    return write_stamped_json(target, entry(result, round(time.perf_counter() - start, 1)), current, indent=1)
+    record = entry(result, round(time.perf_counter() - start, 1))
+    if checkpoint is not None:
+        record["resumed_from"] = checkpoint.name
+    return write_stamped_json(target, record, current, indent=1)

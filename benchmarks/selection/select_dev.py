@@ -112,6 +112,7 @@ def run_one(path: str, seed: int, args: argparse.Namespace) -> Path:
         evaluate=False,
         quiet=args.quiet,
         reuse_stale=args.reuse_stale,
+        resume=args.resume,
         tag="select",
         gradient_share_every=args.gradient_shares,
     )
@@ -217,6 +218,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument("--gradient-shares", type=int, default=10, metavar="N", help="log gradient shares every N steps")
     parser.add_argument("--reuse-stale", action="store_true", help="reuse result files whose provenance stamp differs")
+    parser.add_argument(
+        "--resume", action="store_true",
+        help="continue a run cut short in --work-dir from its newest complete checkpoint (same code only)",
+    )
     parser.add_argument(
         "--transfer", choices=("quick", "full", "none"), default="quick",
         help="SentEval transfer selection average in the scores (default: the quick subset)",

@@ -89,8 +89,59 @@ def test_stale_result_is_rerun_unless_asked(tmp_path: Path, monkeypatch, capsys)
     assert trained == ["recipe", "recipe"]
 
 
+def _checkpoint(folder: Path, step: int) -> None:
+    """A complete trainer checkpoint (state with its step, whole safetensors weights)."""
+    import torch
+    from safetensors.torch import save_file
+
+    folder.mkdir(parents=True)
+    save_file({"w": torch.zeros(2)}, str(folder / "model.safetensors"))
+    (folder / "trainer_state.json").write_text(json.dumps({"global_step": step}))
+
+
+def test_resume_continues_only_a_run_started_under_the_same_code(tmp_path: Path, monkeypatch, capsys) -> None:
+    """Failure modes: an interrupted 500-step run started again from step 0; a run resumed under other code
+    (its result would then claim a commit that trained only part of it)."""
+    current = {"commit": "c" * 40, "dirty": False, "packages": {}, "builders": {}}
+    monkeypatch.setattr(runner, "stamp", lambda: dict(current))
+    calls: list[dict] = []
+
+    class FakeResult:
+        value = 1.0
+
+    import st_debias.recipes
+
+    monkeypatch.setattr(st_debias.recipes, "train_recipe", lambda recipe, **kw: calls.append(kw) or FakeResult())
+    work = tmp_path / "w"
+    target = tmp_path / "r-seed1.json"
+
+    def run(resume: bool) -> dict:
+        if target.exists():
+            target.unlink()
+        runner.train_and_record(target, "recipe", work_dir=work, entry=lambda r, s: {"value": r.value}, resume=resume)
+        return json.loads(target.read_text())
+
+    first = run(resume=True)  # nothing to resume: a fresh run, its code recorded in the work folder
+    assert calls[-1]["overwrite"] is True and calls[-1]["resume_from_checkpoint"] is None
+    assert "resumed_from" not in first and json.loads((work / runner.STARTED).read_text()) == current
+    assert "nothing to resume" in capsys.readouterr().out
+    _checkpoint(work / "checkpoints" / "checkpoint-50", 50)
+    _checkpoint(work / "checkpoints" / "checkpoint-100", 100)
+    resumed = run(resume=True)
+    assert calls[-1]["overwrite"] is False and calls[-1]["resume_from_checkpoint"] is True
+    assert resumed["resumed_from"] == "checkpoint-100"
+    run(resume=False)  # without --resume a leftover run is replaced
+    assert calls[-1]["overwrite"] is True and calls[-1]["resume_from_checkpoint"] is None
+    current["commit"] = "d" * 40  # the leftover run started under commit c…
+    (work / runner.STARTED).write_text(json.dumps(dict(current, commit="c" * 40)))
+    with pytest.raises(SystemExit, match="started under other code.*commit"):
+        run(resume=True)
+    assert len(calls) == 3 and not target.exists()
+
+
+@pytest.mark.parametrize("flag", ["--reuse-stale", "--resume"])
 @pytest.mark.parametrize("script", ["compare", "select_dev"])
-def test_scripts_pass_reuse_stale_to_the_runner(script: str, monkeypatch, tmp_path: Path) -> None:
+def test_scripts_pass_their_flags_to_the_runner(script: str, flag: str, monkeypatch, tmp_path: Path) -> None:
     module = _load(script)
     calls = []
     monkeypatch.setattr(module, "train_and_record", lambda target, recipe, **kw: calls.append(kw) or target)
@@ -98,15 +149,14 @@ def test_scripts_pass_reuse_stale_to_the_runner(script: str, monkeypatch, tmp_pa
     (tmp_path / "table.md").write_text("table")
     if script == "compare":
         monkeypatch.setattr(module, "RESULTS", tmp_path)
-        argv = ["--recipes", "simcse", "--seeds", "1", "--steps", "2", "--reuse-stale"]
+        argv = ["--recipes", "simcse", "--seeds", "1", "--steps", "2"]
     else:
         monkeypatch.setattr(module, "start_scores", lambda refresh=True: {})
-        argv = ["simcse", "--seeds", "1", "--steps", "2", "--reuse-stale"]
-    assert module.main(argv) == 0
-    assert [c["reuse_stale"] for c in calls] == [True]
-    calls.clear()
-    module.main(argv[:-1])
-    assert [c["reuse_stale"] for c in calls] == [False]
+        argv = ["simcse", "--seeds", "1", "--steps", "2"]
+    assert module.main([*argv, flag]) == 0
+    module.main(argv)
+    option = flag.removeprefix("--").replace("-", "_")
+    assert [c[option] for c in calls] == [True, False]
 
 
 def _entry(recipe: str, seed: int, stsb: float, oppn: float, *, limited: bool) -> dict:
