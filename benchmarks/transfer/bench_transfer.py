@@ -36,6 +36,7 @@ from st_debias.evaluation.evaluate import _environment  # noqa: E402
 from st_debias.evaluation.report import write_report  # noqa: E402
 from st_debias.evaluation.transfer import QUICK_TRANSFER_TASKS, evaluate_transfer  # noqa: E402
 from st_debias.evaluation.transfer_data import TRANSFER_TASKS  # noqa: E402
+from st_debias.fingerprint import model_fingerprint  # noqa: E402
 from st_debias.paths import load_model  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
@@ -89,10 +90,11 @@ def main(argv: list[str] | None = None) -> int:
             runs["cached"]["result"]["scores"] == runs["cold"]["result"]["scores"]
             and runs["cached"]["result"]["details"] == runs["cold"]["result"]["details"]
         )
-    record = {"model": args.model, "runs": runs, "environment": _environment()}
+    fingerprint = model_fingerprint(model)
+    record = {"model": args.model, "fingerprint": fingerprint, "runs": runs, "environment": _environment()}
     path = write_stamped_json(RESULTS / f"{args.name}.json", record)
     entries = [
-        {"model": f"{args.model} ({mode})", "transfer": run["result"]["scores"],
+        {"model": f"{args.model} ({mode})", "fingerprint": fingerprint, "transfer": run["result"]["scores"],
          "transfer_selection": run["result"]["selection"], "transfer_details": run["result"]["details"],
          "sources": {"transfer": run["result"]["sources"]}}
         for mode, run in runs.items() if mode != "cached"

@@ -396,7 +396,8 @@ def _sources_section(results: list[dict[str, Any]], labels: list[str]) -> list[s
             files = ", ".join(f"`{path}`" for path in info.get("files", {}))
             sizes = ", ".join(f"{split} {count}" for split, count in info.get("sizes", {}).items())
             lines.append(f"- transfer {task} ({info.get('protocol')}; {sizes}): {files}")
-        lines.append(f"- weights fingerprint: `{r.get('fingerprint')}`")
+        if r.get("fingerprint"):
+            lines.append(f"- weights fingerprint: `{r['fingerprint']}`")
         if r.get("reused_from"):
             lines.append(f"- {reuse_note(r)}")
         lines.append("")
