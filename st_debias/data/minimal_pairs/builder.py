@@ -137,7 +137,7 @@ class MinimalPairBuilder:
             from st_debias.data.paraphrase.syntactic import SyntacticParaphraser
 
             nlp = self.negator.nlp
-            if any(pipe not in nlp.pipe_names for pipe in SyntacticParaphraser.PIPES):
+            if SyntacticParaphraser.missing_pipes(nlp):
                 nlp = SyntacticParaphraser(self.negator.model).nlp
             self._nlp = nlp
         return self._nlp

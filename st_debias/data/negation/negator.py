@@ -46,6 +46,7 @@ from st_debias.data.spacy_pipeline import (  # noqa: F401 - re-exported: their h
     load_pipeline,
     one_blas_thread,
     resolve_spacy_model,
+    use_lookup_pos,
     use_numpy_blas,
 )
 from st_debias.data.text import words
@@ -163,8 +164,9 @@ class Negator:
         batch_size: ``nlp.pipe`` batch size.
         n_process: ``nlp.pipe`` processes.
         nlp: a loaded spaCy ``Language`` to reuse.
-        pos_tags: keep the model's ``attribute_ruler`` so tokens also carry coarse part-of-speech tags
-            (``token.pos_``), for callers that parse once for the negator and for rules that read them.
+        pos_tags: tokens also carry coarse part-of-speech tags (``token.pos_``), the model's ``attribute_ruler``
+            ones by table lookup (:func:`~st_debias.data.spacy_pipeline.use_lookup_pos`), for callers that
+            parse once for the negator and for rules that read them.
         blas: matrix products of a pipeline the negator loads itself: ``"numpy"`` (numpy's BLAS on one
             thread; parsing 1.3-1.6x faster on a 2-core VM) or ``"blis"`` (thinc's default). They differ
             in float32 rounding only: on the first 60,000 Wikipedia sentences one parse changed (late in a
@@ -221,6 +223,7 @@ class Negator:
                 needs=("tagger", "parser"),
                 user="the negator",
             )
+            nlp = use_lookup_pos(nlp) if self.pos_tags else nlp
             self._nlp = use_numpy_blas(nlp) if self.blas == "numpy" else nlp
         return self._nlp
 

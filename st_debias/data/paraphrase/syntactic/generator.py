@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import zlib
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from st_debias.data.generators import Candidate, CandidateGenerator
 from st_debias.data.paraphrase.syntactic.draft import Draft, Surface, render
@@ -67,7 +67,10 @@ class SyntacticParaphraser(CandidateGenerator):
         n_process: ``nlp.pipe`` processes (1 = in this process).
         max_words: inputs with more words are skipped and counted as ``too_long``.
         max_chars: inputs with more characters are skipped and counted as ``too_long``.
-        nlp: an already loaded spaCy ``Language`` (overrides ``spacy_model``; tests share one).
+        nlp: an already loaded spaCy ``Language`` (overrides ``spacy_model``; tests share one), used as it is.
+        blas: matrix products of a pipeline the paraphraser loads itself: ``"numpy"`` (numpy's BLAS on one
+            thread, as the negator's) or ``"blis"`` (thinc's default); they differ in float32 rounding only
+            (:func:`~st_debias.data.spacy_pipeline.use_numpy_blas`).
 
     Examples:
         >>> gen = SyntacticParaphraser(transforms=["passive"])  # doctest: +SKIP
@@ -78,11 +81,13 @@ class SyntacticParaphraser(CandidateGenerator):
     """
 
     name = "syntactic"
-    version = 2
-    """Bumped when rules change, so row caches rebuild."""
+    version = 3
+    """Bumped when the same sentences may give other candidates (rules, or the parser's arithmetic), so row
+    caches rebuild."""
 
-    PIPES = ("tagger", "parser", "attribute_ruler")
-    """spaCy pipes the rules need (a pipeline passed as ``nlp`` is checked for them)."""
+    PIPES = ("tagger", "parser")
+    """spaCy pipes the rules need, besides one that sets coarse part-of-speech tags (a pipeline passed as
+    ``nlp`` is checked for them: :meth:`missing_pipes`)."""
 
     def __init__(
         self,
@@ -95,8 +100,12 @@ class SyntacticParaphraser(CandidateGenerator):
         max_words: int = 80,
         max_chars: int = 600,
         nlp: Any | None = None,
+        blas: Literal["numpy", "blis"] = "numpy",
     ) -> None:
         super().__init__()
+        if blas not in ("numpy", "blis"):
+            raise ValueError(f"blas must be 'numpy' or 'blis', got {blas!r}")
+        self.blas = blas
         chosen = tuple(RULES) if transforms is None else tuple(transforms)
         unknown = [t for t in chosen if t not in RULES]
         if unknown or not chosen:
@@ -117,7 +126,7 @@ class SyntacticParaphraser(CandidateGenerator):
 
         self.spacy_model = resolve_spacy_model(spacy_model)
         if nlp is not None:
-            missing = [pipe for pipe in self.PIPES if pipe not in nlp.pipe_names]
+            missing = self.missing_pipes(nlp)
             if missing:
                 raise ValueError(
                     f"nlp lacks the spaCy pipes {missing}: the rules read coarse part-of-speech tags "
@@ -126,13 +135,26 @@ class SyntacticParaphraser(CandidateGenerator):
                 )
         self._nlp = nlp
 
+    @classmethod
+    def missing_pipes(cls, nlp: Any) -> list[str]:
+        """The pipes the rules need that ``nlp`` lacks (:attr:`PIPES`, and ``attribute_ruler`` when no pipe of
+        :data:`~st_debias.data.spacy_pipeline.COARSE_POS_PIPES` sets ``token.pos_``)."""
+        from st_debias.data.spacy_pipeline import COARSE_POS_PIPES
+
+        missing = [pipe for pipe in cls.PIPES if pipe not in nlp.pipe_names]
+        if not any(pipe in nlp.pipe_names for pipe in COARSE_POS_PIPES):
+            missing.append(COARSE_POS_PIPES[0])
+        return missing
+
     @property
     def nlp(self):
-        """The spaCy pipeline, loaded on first use without NER and the lemmatizer (lemminflect does lemmas)."""
+        """The spaCy pipeline, loaded on first use without NER and the lemmatizer (lemminflect does lemmas), its
+        attribute ruler's part-of-speech tags looked up (:func:`~st_debias.data.spacy_pipeline.use_lookup_pos`)."""
         if self._nlp is None:
-            from st_debias.data.spacy_pipeline import load_pipeline
+            from st_debias.data.spacy_pipeline import load_pipeline, use_lookup_pos, use_numpy_blas
 
-            self._nlp = load_pipeline(self.spacy_model, user="the syntactic paraphraser")
+            nlp = use_lookup_pos(load_pipeline(self.spacy_model, user="the syntactic paraphraser"))
+            self._nlp = use_numpy_blas(nlp) if self.blas == "numpy" else nlp
         return self._nlp
 
     def _validate(self, sentences: Sequence[str]) -> None:
@@ -180,12 +202,15 @@ class SyntacticParaphraser(CandidateGenerator):
         else:
             texts = (sentences[i].strip() for i in todo)
             parsed = self.nlp.pipe(texts, batch_size=self.batch_size, n_process=self.n_process)
-        for i, doc in zip(todo, parsed):
-            rng = random.Random(zlib.crc32(sentences[i].encode("utf-8")) ^ (seed * 0x9E3779B1 & 0xFFFFFFFF))
-            out[i] = self._paraphrase(doc, rng)
-            if out[i]:
-                report.with_candidates += 1
-                report.candidates += len(out[i])
+        from st_debias.data.spacy_pipeline import one_blas_thread
+
+        with one_blas_thread():  # parsing on one core, as with blis
+            for i, doc in zip(todo, parsed):
+                rng = random.Random(zlib.crc32(sentences[i].encode("utf-8")) ^ (seed * 0x9E3779B1 & 0xFFFFFFFF))
+                out[i] = self._paraphrase(doc, rng)
+                if out[i]:
+                    report.with_candidates += 1
+                    report.candidates += len(out[i])
         return out
 
     def edits(self, doc) -> tuple[list[Edit], dict[str, str]]:
