@@ -43,7 +43,7 @@ from st_debias.files import atomic_write_text  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-README_ARGS = "train --recipe st-debias --steps 30 --eval-steps 15 --quick-eval --output outputs/quickstart"
+README_ARGS = "train --recipe st-debias --steps 20 --eval-steps 10 --quick-eval --output outputs/quickstart"
 TARGET_S = 300.0
 STAGE_PREFIX = "[st-debias]"
 PACKAGES = ("st-debias", "sentence-transformers", "torch", "transformers", "tokenizers", "datasets")
