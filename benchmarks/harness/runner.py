@@ -53,6 +53,27 @@ def reusable(target: Path, current: dict[str, Any], reuse_stale: bool = False, t
     return False
 
 
+def _check_same_start(work_dir: Path, started_with: dict[str, Any], tag: str) -> None:
+    """Stop (``SystemExit``, naming every difference) unless the run in ``work_dir`` started as
+    ``started_with`` says: under the same code, with the same recipe and options."""
+    path = work_dir / STARTED
+    recorded = json.loads(path.read_text()) if path.is_file() else None
+    if not isinstance(recorded, dict) or "provenance" not in recorded:
+        raise SystemExit(
+            f"[{tag}] error: cannot resume {work_dir}: it holds no record of how it started ({STARTED}); "
+            "run without --resume to start again"
+        )
+    differences = stamp_differences(recorded["provenance"], started_with["provenance"])
+    differences += [
+        f"{field} differs" for field in ("recipe", "options") if recorded.get(field) != started_with[field]
+    ]
+    if differences:
+        raise SystemExit(
+            f"[{tag}] error: cannot resume {work_dir}: it started otherwise ({'; '.join(differences)}); "
+            "resume with the commit and the command it started with, or run without --resume to start again"
+        )
+
+
 def train_and_record(
     target: Path,
     recipe,
@@ -72,33 +93,38 @@ def train_and_record(
     :func:`st_debias.recipes.train_recipe` (e.g. ``gradient_share_every``).
 
     With ``resume``, a run left in ``work_dir`` continues from its newest complete checkpoint when it started
-    under the current code (the result then records ``resumed_from`` and only this part's wall time); without
-    a checkpoint it starts afresh. Otherwise a leftover run folder is replaced.
+    under the current code with the same recipe and options (``started.json`` records them; the result then
+    records ``resumed_from`` and only this part's wall time); without a checkpoint it starts afresh.
+    Otherwise a leftover run folder is replaced.
 
     Raises:
-        SystemExit: ``resume`` and the run in ``work_dir`` started under other code (the differences named).
+        SystemExit: another live run holds ``work_dir``; or ``resume`` and the run in ``work_dir`` started under
+            other code, or with another recipe or options (the differences named).
     """
     current = stamp()
     if reusable(target, current, reuse_stale, tag):
         return target
     from st_debias.recipes import train_recipe
-    from st_debias.recipes.run_folder import newest_complete_checkpoint
+    from st_debias.recipes.run_folder import hold_run_folder, newest_complete_checkpoint
 
+    # What must not change while a run is cut short and resumed: the code, and what it was asked to train.
+    started_with = json.loads(json.dumps({  # as read back from started.json (lists for tuples)
+        "provenance": current,
+        "recipe": recipe.to_dict() if hasattr(recipe, "to_dict") else recipe,
+        "options": {"model": model, "evaluate": evaluate, **train_options},
+    }, default=str))
     checkpoint = newest_complete_checkpoint(work_dir / "checkpoints")[0] if resume else None
-    if checkpoint is not None:
-        started = work_dir / STARTED
-        recorded = json.loads(started.read_text()) if started.is_file() else None
-        differences = stamp_differences(recorded, current)
-        if differences:
-            raise SystemExit(
-                f"[{tag}] error: cannot resume {work_dir}: it started under other code ({'; '.join(differences)}); "
-                "check out the commit it started with, or run without --resume to start again"
-            )
-        print(f"[{tag}] resuming {work_dir} from {checkpoint.name}", flush=True)
-    else:
-        if resume:
-            print(f"[{tag}] nothing to resume in {work_dir}: starting the run", flush=True)
-        atomic_write_json(work_dir / STARTED, current)
+    try:
+        with hold_run_folder(work_dir):  # no run may be training into it meanwhile
+            if checkpoint is not None:
+                _check_same_start(work_dir, started_with, tag)
+                print(f"[{tag}] resuming {work_dir} from {checkpoint.name}", flush=True)
+            else:
+                if resume:
+                    print(f"[{tag}] nothing to resume in {work_dir}: starting the run", flush=True)
+                atomic_write_json(work_dir / STARTED, started_with)
+    except ValueError as error:  # the folder is in use by a live run
+        raise SystemExit(f"[{tag}] error: {error}") from None
     start = time.perf_counter()
     result = train_recipe(
         recipe, model=model, output_dir=work_dir, evaluate=evaluate, show_progress_bar=not quiet,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
@@ -131,164 +131,197 @@ def one_blas_thread() -> Iterator[None]:
         yield
 
 
-# PosRules reads these token attributes in the ruler's patterns, and copies these of the attributes it sets.
+# The token attributes the ruler's patterns may read for PosRules to stand in for it, and the pattern operators.
 _PATTERN_ATTRS = ("TAG", "LOWER", "DEP", "IS_SPACE")
-_COPIED_ATTRS = {"POS": "pos_", "TAG": "tag_", "DEP": "dep_"}
 _OPERATORS = ("IN", "NOT_IN", "REGEX")
+_CACHE_LIMIT = 1_000_000
+"""Entries of a :class:`PosRules` table before it starts again."""
 
 
-def _mentioned_words(specs: list[dict[str, Any]]) -> frozenset[str] | None:
-    """The lowercase forms ``specs`` compare with (None when one reads the form by regular expression): any
-    other form is treated as one, which keeps the lookup table small."""
-    words: set[str] = set()
-    for spec in specs:
-        wanted = spec.get("LOWER")
-        if isinstance(wanted, str):
-            words.add(wanted)
-        elif isinstance(wanted, dict):
-            if "REGEX" in wanted:
-                return None
-            for value in wanted.values():
-                words.update(value)
-    return frozenset(words)
-
-
-def _token_test(spec: dict[str, Any]) -> Any:
-    """``test(key)`` for one token pattern of the attribute ruler, ``key`` = (tag, lower, dep, is_space) as
-    :data:`_PATTERN_ATTRS` orders them, with the Matcher's meaning of each operator.
+def _token_test(spec: dict[str, Any], word_patterns: list[str]) -> Callable[[tuple[Any, ...]], bool]:
+    """``test(key)`` for one token of a ruler pattern (attribute names upper-cased), ``key`` = (tag, word,
+    dep, is_space) as :data:`_PATTERN_ATTRS` orders them, with the Matcher's meaning of each operator. The
+    word is the lowercase form when a pattern names it, else the tuple of whether each regular expression of
+    ``word_patterns`` finds it (:meth:`PosRules.word_key`).
 
     Raises:
-        ValueError: an attribute or operator the test does not know.
+        ValueError: an attribute, operator or value the test does not know (``OP`` quantifiers included).
     """
     import re
 
-    checks = []
+    checks: list[Callable[[tuple[Any, ...]], bool]] = []
     for attr, wanted in spec.items():
         if attr not in _PATTERN_ATTRS:
             raise ValueError(f"attribute {attr!r} in a pattern")
         position = _PATTERN_ATTRS.index(attr)
-        if not isinstance(wanted, dict):
+        if attr == "IS_SPACE" or not isinstance(wanted, dict):
+            if not isinstance(wanted, bool if attr == "IS_SPACE" else str):
+                raise ValueError(f"value {wanted!r} of {attr} in a pattern")
             checks.append(lambda key, p=position, w=wanted: key[p] == w)
             continue
         for operator, value in wanted.items():
             if operator not in _OPERATORS:
                 raise ValueError(f"operator {operator!r} in a pattern")
+            if operator == "REGEX" and not isinstance(value, str) or operator != "REGEX" and not (
+                isinstance(value, list | tuple) and all(isinstance(item, str) for item in value)
+            ):
+                raise ValueError(f"value {value!r} of {attr} {operator} in a pattern")
             if operator == "IN":
                 checks.append(lambda key, p=position, v=frozenset(value): key[p] in v)
             elif operator == "NOT_IN":
                 checks.append(lambda key, p=position, v=frozenset(value): key[p] not in v)
+            elif attr == "LOWER":  # a word no pattern names carries the regular expressions' answers
+                which = word_patterns.index(value)
+                checks.append(
+                    lambda key, r=re.compile(value), i=which: r.search(key[1]) is not None
+                    if isinstance(key[1], str) else key[1][i]
+                )
             else:
                 checks.append(lambda key, p=position, r=re.compile(value): r.search(key[p]) is not None)
     return lambda key: all(check(key) for check in checks)
 
 
 class PosRules:
-    """The attribute ruler's coarse part of speech (and its few tag and dependency changes), by table lookup.
+    """A spaCy ``attribute_ruler``, by table lookup: the same attributes on every token, several times faster.
 
-    A spaCy ``attribute_ruler`` runs a Matcher with every one of its patterns over every token of every
-    document; on the small English models that is about a fifth of the parse. Its patterns read only a
-    token's tag, lowercase form, dependency and whether it is whitespace, so the attributes it gives a token
-    depend on those four values, and on its neighbours' for the few patterns of several tokens.
-    ``PosRules`` works out the attributes once per distinct combination and looks them up after that.
-
-    It sets ``POS``, ``TAG`` and ``DEP`` exactly as the ruler would (the ruler's matching and precedence:
-    all patterns matched on the parser's output, the later rule winning). It leaves out the morphological
-    features and lemmas the ruler also sets, which none of st_debias's rules read.
+    The ruler runs a Matcher with every one of its patterns over every token of every document. When its
+    patterns read only a token's tag, lowercase form, dependency and whether it is whitespace (as those of
+    the English models do), the attributes it gives a token depend on those four values, and on its
+    neighbours' for patterns of several tokens. ``PosRules`` works them out once per distinct combination and
+    looks them up after that. It follows the ruler's rules: every pattern is matched on the document as it
+    comes in, the attributes go to the token at the rule's ``index`` of the match, and where rules disagree the
+    later one wins. It sets whatever the ruler sets (part of speech, tag, dependency, morphological features,
+    lemma), with spaCy's own functions.
 
     Args:
         patterns: the ruler's ``patterns`` (``AttributeRuler.patterns``), in its order.
 
     Raises:
-        ValueError: a pattern reads an attribute or operator other than those above.
+        ValueError: a pattern reads an attribute, operator or value other than those above, a rule sets
+            extension attributes (``_``), or an ``index`` falls outside its pattern.
     """
 
     def __init__(self, patterns: list[dict[str, Any]]) -> None:
-        self.single: list[tuple[int, Any, dict[str, str]]] = []
-        self.multi: list[tuple[int, list[Any], int, dict[str, str]]] = []
-        for rule, entry in enumerate(patterns):
-            setting = {attr: value for attr, value in entry["attrs"].items() if attr in _COPIED_ATTRS}
-            if not setting:
-                continue
-            for pattern in entry["patterns"]:
-                tests = [_token_test(spec) for spec in pattern]
-                index = entry.get("index", 0)
-                if len(tests) == 1:
-                    self.single.append((rule, tests[0], setting))
-                else:
-                    self.multi.append((rule, tests, index if index >= 0 else len(tests) + index, setting))
-        specs = [spec for entry in patterns for pattern in entry["patterns"] for spec in pattern
-                 if any(attr in _COPIED_ATTRS for attr in entry["attrs"])]
-        self.words = _mentioned_words(specs)
-        self._cache: dict[tuple, tuple[dict[str, tuple[int, str]], frozenset[tuple[int, int]]]] = {}
+        import re
 
-    def _lookup(self, key: tuple) -> tuple[dict[str, tuple[int, str]], frozenset[tuple[int, int]]]:
-        """What the one-token patterns set on a token with ``key`` (attribute -> (rule, value)), and which
-        token positions of the longer patterns it fills."""
+        self.patterns = patterns
+        self.single: list[tuple[int, Callable[[tuple[Any, ...]], bool]]] = []
+        self.multi: list[tuple[int, list[Callable[[tuple[Any, ...]], bool]], int]] = []
+        normalised = [
+            [[{attr.upper(): value for attr, value in spec.items()} for spec in pattern] for pattern in entry["patterns"]]
+            for entry in patterns
+        ]
+        self.words: set[str] = set()  # the lowercase forms the patterns name
+        word_patterns: list[str] = []  # and the regular expressions they try on them
+        for spec in (spec for entry in normalised for pattern in entry for spec in pattern):
+            wanted = spec.get("LOWER")
+            if isinstance(wanted, str):
+                self.words.add(wanted)
+            elif isinstance(wanted, dict):
+                for operator, value in wanted.items():
+                    if operator == "REGEX" and isinstance(value, str):
+                        word_patterns.append(value) if value not in word_patterns else None
+                    elif operator in ("IN", "NOT_IN") and isinstance(value, list | tuple):
+                        self.words.update(item for item in value if isinstance(item, str))
+        self._word_regexes = [re.compile(pattern) for pattern in word_patterns]
+        self._word_keys: dict[str, str | tuple[bool, ...]] = {}
+        for rule, (entry, entry_patterns) in enumerate(zip(patterns, normalised, strict=True)):
+            if "_" in entry["attrs"]:
+                raise ValueError("a rule sets extension attributes")
+            for pattern in entry_patterns:
+                tests = [_token_test(spec, word_patterns) for spec in pattern]
+                index = entry.get("index", 0)
+                if not -len(tests) <= index < len(tests):
+                    raise ValueError(f"index {index} outside a pattern of {len(tests)} tokens")
+                if len(tests) == 1:
+                    self.single.append((rule, tests[0]))
+                else:
+                    self.multi.append((rule, tests, index % len(tests)))
+        self._settings: list[dict[int, Any]] | None = None  # each rule's attributes, normalised by spaCy
+        self._cache: dict[tuple[Any, ...], tuple[dict[int, tuple[int, Any]], dict[int, Any], frozenset[tuple[int, int]]]] = {}
+
+    def __reduce__(self) -> tuple[type, tuple[list[dict[str, Any]]]]:  # for processes that are not forked
+        return PosRules, (self.patterns,)
+
+    def word_key(self, lower: str) -> str | tuple[bool, ...]:
+        """What the patterns can tell of a word: itself when one names it, else whether each of their regular
+        expressions finds it (all other words look the same to them, so they share their table entries)."""
+        key = self._word_keys.get(lower)
+        if key is None:
+            key = lower if lower in self.words else tuple(bool(r.search(lower)) for r in self._word_regexes)
+            if len(self._word_keys) >= _CACHE_LIMIT:
+                self._word_keys.clear()
+            self._word_keys[lower] = key
+        return key
+
+    def _lookup(
+        self, key: tuple[Any, ...]
+    ) -> tuple[dict[int, tuple[int, Any]], dict[int, Any], frozenset[tuple[int, int]]]:
+        """What the one-token rules set on a token with ``key``: attribute -> (rule, value), and attribute ->
+        value; and which token positions of the longer patterns it fills."""
         found = self._cache.get(key)
         if found is None:
-            chosen: dict[str, tuple[int, str]] = {}
-            for rule, test, setting in self.single:  # in rule order: a later rule overwrites
+            chosen: dict[int, tuple[int, Any]] = {}
+            for rule, test in self.single:  # in rule order: a later rule overwrites
                 if test(key):
-                    chosen.update((attr, (rule, value)) for attr, value in setting.items())
+                    chosen.update((attr, (rule, value)) for attr, value in self._settings[rule].items())
             fills = frozenset(
                 (number, position)
-                for number, (_, tests, _, _) in enumerate(self.multi)
+                for number, (_, tests, _) in enumerate(self.multi)
                 for position, test in enumerate(tests)
                 if test(key)
             )
-            found = self._cache[key] = (chosen, fills)
+            if len(self._cache) >= _CACHE_LIMIT:
+                self._cache.clear()
+            found = self._cache[key] = (chosen, {attr: value for attr, (_, value) in chosen.items()}, fills)
         return found
 
     def __call__(self, doc: Any) -> Any:
-        words = self.words
-        looked_up = [
-            self._lookup((t.tag_, lower if words is None or lower in words else None, t.dep_, t.is_space))
-            for t in doc
-            for lower in (t.lower_,)
-        ]
-        chosen = [entry[0] for entry in looked_up]
-        for number, (rule, tests, index, setting) in enumerate(self.multi):
-            for start in range(len(doc) - len(tests) + 1):
-                if all((number, k) in looked_up[start + k][1] for k in range(len(tests))):
-                    target = dict(chosen[start + index])
-                    for attr, value in setting.items():
-                        if attr not in target or target[attr][0] < rule:
-                            target[attr] = (rule, value)
-                    chosen[start + index] = target
-        for token, attributes in zip(doc, chosen, strict=True):
-            for attr, (_, value) in attributes.items():
-                setattr(token, _COPIED_ATTRS[attr], value)
+        from spacy.tokens._retokenize import normalize_token_attrs, set_token_attrs
+
+        if self._settings is None:
+            self._settings = [normalize_token_attrs(doc.vocab, entry["attrs"]) for entry in self.patterns]
+        word_key = self.word_key
+        looked_up = [self._lookup((t.tag_, word_key(t.lower_), t.dep_, t.is_space)) for t in doc]
+        settings = [entry[1] for entry in looked_up]
+        merged: dict[int, dict[int, tuple[int, Any]]] = {}  # tokens a longer pattern also sets something on
+        starts = [(start, number) for start, entry in enumerate(looked_up) for number, k in entry[2] if k == 0]
+        for start, number in starts:  # where a longer pattern's first token fits (rarely anywhere)
+            rule, tests, index = self.multi[number]
+            if start + len(tests) <= len(doc) and all(
+                (number, k) in looked_up[start + k][2] for k in range(1, len(tests))
+            ):
+                target = merged.setdefault(start + index, dict(looked_up[start + index][0]))
+                for attr, value in self._settings[rule].items():
+                    if attr not in target or target[attr][0] < rule:  # the later rule wins
+                        target[attr] = (rule, value)
+        for i, target in merged.items():
+            settings[i] = {attr: value for attr, (_, value) in target.items()}
+        for token, attributes in zip(doc, settings, strict=True):
+            if attributes:
+                set_token_attrs(token, attributes)
         return doc
 
 
 def use_lookup_pos(nlp: Any) -> Any:
-    """Put :class:`PosRules` in place of ``nlp``'s ``attribute_ruler`` (as the pipe ``pos_rules``); return
-    ``nlp``.
+    """Put :class:`PosRules` in place of ``nlp``'s ``attribute_ruler`` (renamed ``pos_rules``, same place in
+    the pipeline); return ``nlp``.
 
-    A pipeline without an attribute ruler, or whose ruler reads what :class:`PosRules` does not, is left as
-    it is. Parsing the first 2,000 Wikipedia sentences with ``en_core_web_sm`` gives every token the same
-    ``pos_``, ``tag_`` and ``dep_`` either way (``tests/data/test_spacy_pipeline.py``).
+    A pipeline without an attribute ruler, or whose ruler :class:`PosRules` cannot stand in for, is left as
+    it is. The component's factory, ``st_debias_pos_rules``, is registered with spaCy when
+    ``st_debias.data.spacy_components`` is imported, which spaCy does by itself (an entry point) when it loads
+    a saved pipeline that uses it. Parsing the first 2,000 Wikipedia sentences with ``en_core_web_sm`` gives
+    every token the same attributes either way (``tests/data/test_spacy_pipeline.py``).
     """
     if "attribute_ruler" not in nlp.pipe_names:
         return nlp
+    patterns = nlp.get_pipe("attribute_ruler").patterns
     try:
-        PosRules(nlp.get_pipe("attribute_ruler").patterns)
+        PosRules(patterns)
     except ValueError:
         return nlp
-    from spacy.language import Language
+    from st_debias.data.spacy_components import POS_RULES_FACTORY
 
-    if not Language.has_factory(_POS_RULES_FACTORY):
-        Language.factory(_POS_RULES_FACTORY, func=_make_pos_rules)
-    position = nlp.pipe_names.index("attribute_ruler")
-    patterns = nlp.get_pipe("attribute_ruler").patterns
-    nlp.remove_pipe("attribute_ruler")
-    where = {"after": nlp.pipe_names[position - 1]} if position else {"first": True}
-    nlp.add_pipe(_POS_RULES_FACTORY, name="pos_rules", config={"patterns": patterns}, **where)
+    nlp.replace_pipe("attribute_ruler", POS_RULES_FACTORY, config={"patterns": patterns})
+    nlp.rename_pipe("attribute_ruler", "pos_rules")
     return nlp
-
-
-_POS_RULES_FACTORY = "st_debias_pos_rules"
-
-
-def _make_pos_rules(nlp, name, patterns):  # noqa: ANN001, ANN202, ARG001 - spaCy's factory signature
-    return PosRules(patterns)

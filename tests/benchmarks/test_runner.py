@@ -99,9 +99,10 @@ def _checkpoint(folder: Path, step: int) -> None:
     (folder / "trainer_state.json").write_text(json.dumps({"global_step": step}))
 
 
-def test_resume_continues_only_a_run_started_under_the_same_code(tmp_path: Path, monkeypatch, capsys) -> None:
-    """Failure modes: an interrupted 500-step run started again from step 0; a run resumed under other code
-    (its result would then claim a commit that trained only part of it)."""
+def test_resume_continues_only_a_run_started_the_same_way(tmp_path: Path, monkeypatch, capsys) -> None:
+    """Failure modes: an interrupted 500-step run started again from step 0; a run resumed under other code,
+    another recipe or other options (its result would then claim a run that did not train all of it); a
+    second run taking over a folder a live run trains into."""
     current = {"commit": "c" * 40, "dirty": False, "packages": {}, "builders": {}}
     monkeypatch.setattr(runner, "stamp", lambda: dict(current))
     calls: list[dict] = []
@@ -115,28 +116,45 @@ def test_resume_continues_only_a_run_started_under_the_same_code(tmp_path: Path,
     work = tmp_path / "w"
     target = tmp_path / "r-seed1.json"
 
-    def run(resume: bool) -> dict:
+    def run(resume: bool, recipe: object = ("simcse", 500), **options) -> dict:
         if target.exists():
             target.unlink()
-        runner.train_and_record(target, "recipe", work_dir=work, entry=lambda r, s: {"value": r.value}, resume=resume)
+        runner.train_and_record(target, recipe, work_dir=work, entry=lambda r, s: {"value": r.value},
+                                resume=resume, **options)
         return json.loads(target.read_text())
 
-    first = run(resume=True)  # nothing to resume: a fresh run, its code recorded in the work folder
+    first = run(resume=True)  # nothing to resume: a fresh run, how it started recorded in the work folder
     assert calls[-1]["overwrite"] is True and calls[-1]["resume_from_checkpoint"] is None
-    assert "resumed_from" not in first and json.loads((work / runner.STARTED).read_text()) == current
+    started = json.loads((work / runner.STARTED).read_text())
+    assert "resumed_from" not in first and started["provenance"] == current and started["recipe"] == ["simcse", 500]
     assert "nothing to resume" in capsys.readouterr().out
     _checkpoint(work / "checkpoints" / "checkpoint-50", 50)
     _checkpoint(work / "checkpoints" / "checkpoint-100", 100)
     resumed = run(resume=True)
     assert calls[-1]["overwrite"] is False and calls[-1]["resume_from_checkpoint"] is True
     assert resumed["resumed_from"] == "checkpoint-100"
-    run(resume=False)  # without --resume a leftover run is replaced
-    assert calls[-1]["overwrite"] is True and calls[-1]["resume_from_checkpoint"] is None
-    current["commit"] = "d" * 40  # the leftover run started under commit c…
-    (work / runner.STARTED).write_text(json.dumps(dict(current, commit="c" * 40)))
-    with pytest.raises(SystemExit, match="started under other code.*commit"):
+    for changed, match in (({"recipe": ("simcse", 1000)}, "recipe differs"),
+                           ({"gradient_share_every": 5}, "options differs")):
+        with pytest.raises(SystemExit, match=match):
+            run(resume=True, **changed)
+    current["commit"] = "d" * 40  # the run in the folder started under commit c
+    with pytest.raises(SystemExit, match="started otherwise.*commit"):
         run(resume=True)
-    assert len(calls) == 3 and not target.exists()
+    assert len(calls) == 2 and not target.exists()
+    (work / runner.STARTED).unlink()
+    with pytest.raises(SystemExit, match="no record of how it started"):
+        run(resume=True)
+    run(resume=False)  # without --resume a leftover run is replaced, under the current code
+    assert calls[-1]["overwrite"] is True and json.loads((work / runner.STARTED).read_text())["provenance"] == current
+
+    from st_debias.recipes.run_folder import hold_run_folder
+
+    with hold_run_folder(work):  # a live run trains into the folder (the lock is per open file)
+        started_before = (work / runner.STARTED).read_text()
+        with pytest.raises(SystemExit, match="in use by another"):
+            run(resume=False)
+        assert (work / runner.STARTED).read_text() == started_before
+    assert len(calls) == 3
 
 
 @pytest.mark.parametrize("flag", ["--reuse-stale", "--resume"])

@@ -138,7 +138,7 @@ class MinimalPairBuilder:
 
             nlp = self.negator.nlp
             if SyntacticParaphraser.missing_pipes(nlp):
-                nlp = SyntacticParaphraser(self.negator.model).nlp
+                nlp = SyntacticParaphraser(self.negator.model, blas=self.negator.blas).nlp
             self._nlp = nlp
         return self._nlp
 

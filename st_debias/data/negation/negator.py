@@ -215,7 +215,7 @@ class Negator:
     @property
     def nlp(self):
         if self._nlp is None:
-            # The rules read tags and dependencies only; attribute_ruler (coarse POS) is kept on request.
+            # The rules read tags and dependencies only; coarse POS (the attribute ruler's, looked up) on request.
             nlp = load_pipeline(
                 self.model,
                 keep=(*self.PIPES, "attribute_ruler") if self.pos_tags else self.PIPES,
