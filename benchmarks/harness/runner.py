@@ -1,8 +1,8 @@
 """The training runner of the recipe studies (``compare/compare.py``, ``selection/select_dev.py``): train one
 recipe, write its result file stamped with :func:`benchmarks.harness.provenance.stamp`, and reuse an earlier
 result only when its stamp matches the current code (or when ``reuse_stale`` says so). A run cut short (a
-session's end) continues from its newest complete checkpoint with ``resume``, but only under the code it
-started with (``started.json`` in its work folder keeps that stamp)."""
+session's end) continues from its newest complete checkpoint with ``resume``, but only under the code, recipe and
+options it started with (``started.json`` in its work folder records them)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ ARCHIVE = "archive"
 """Subfolder of a results folder for result files without a provenance stamp (its README says what they are)."""
 
 STARTED = "started.json"
-"""File of a run's work folder holding the stamp of the code the run started with."""
+"""File of a run's work folder recording the code (stamp), recipe and options the run started with."""
 
 
 def result_files(folder: Path) -> tuple[list[Path], list[Path]]:

@@ -220,7 +220,8 @@ class PosRules:
             elif isinstance(wanted, dict):
                 for operator, value in wanted.items():
                     if operator == "REGEX" and isinstance(value, str):
-                        word_patterns.append(value) if value not in word_patterns else None
+                        if value not in word_patterns:
+                            word_patterns.append(value)
                     elif operator in ("IN", "NOT_IN") and isinstance(value, list | tuple):
                         self.words.update(item for item in value if isinstance(item, str))
         self._word_regexes = [re.compile(pattern) for pattern in word_patterns]

@@ -149,7 +149,7 @@ class SyntacticParaphraser(CandidateGenerator):
     @property
     def nlp(self):
         """The spaCy pipeline, loaded on first use without NER and the lemmatizer (lemminflect does lemmas), its
-        attribute ruler's part-of-speech tags looked up (:func:`~st_debias.data.spacy_pipeline.use_lookup_pos`)."""
+        attribute ruler replaced by a table lookup of its rules (:func:`~st_debias.data.spacy_pipeline.use_lookup_pos`)."""
         if self._nlp is None:
             from st_debias.data.spacy_pipeline import load_pipeline, use_lookup_pos, use_numpy_blas
 
