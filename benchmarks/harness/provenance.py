@@ -55,7 +55,7 @@ def _version(package: str) -> str | None:
 
 
 def builder_versions() -> dict[str, int]:
-    """Versions of the rule-based generators whose output rows depend on their rules."""
+    """Versions of the row generators whose code decides the rows."""
     from st_debias.data.kinds import generator_versions
 
     return generator_versions()

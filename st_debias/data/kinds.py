@@ -40,8 +40,9 @@ MACHINERY_OPTIONS = frozenset(
      "paraphrase_generators"}
 )
 
-#: Rule-based generators whose rules decide the rows: each one's version, read from its class.
+#: Generators whose code decides the rows: each one's version, read from its class.
 _GENERATORS = {
+    "ipw": "st_debias.data.ipw.builder:IPWBuilder",
     "syntactic": "st_debias.data.paraphrase.syntactic:SyntacticParaphraser",
     "minimal_pairs": "st_debias.data.minimal_pairs:MinimalPairBuilder",
 }
@@ -74,7 +75,7 @@ class DataKind:
         generator_choice: whether the ``generator`` option (:data:`st_debias.data.builders.GENERATOR_CHOICES`)
             picks the candidates, and which choice is the default.
         oversample: corpus sentences read per wanted row (builders that skip sentences need more than one).
-        generators: the rule-based generators (:data:`_GENERATORS`) whose versions the rows depend on.
+        generators: the generators (:data:`_GENERATORS`) whose versions the rows depend on.
         mixable: whether rows of ``data.mix`` sources, (anchor, positive, negative), can join the rows.
     """
 
@@ -316,7 +317,7 @@ DATA_KINDS: dict[str, DataKind] = {
         DataKind(
             "ipw", "DebCSE inverse-propensity-weighted (anchor, positive, negative) rows",
             ("anchor", "positive", "negative_1"), "st_debias.data.ipw.builder:IPWBuilder", _ipw,
-            generator_choice="edits",
+            generator_choice="edits", generators=("ipw",),
         ),
         DataKind(
             "negation", "(anchor, paraphrase, negation) rows with spaCy negations",
@@ -348,7 +349,7 @@ def spacy_machinery(spacy_model: str | None) -> dict[str, Any]:
 
 
 def generator_versions(kind: str | None = None) -> dict[str, int]:
-    """The versions of the rule-based generators ``kind``'s rows depend on; of every generator when None."""
+    """The versions of the generators ``kind``'s rows depend on; of every generator when None."""
     if kind is None:
         return {name: _load(reference).version for name, reference in _GENERATORS.items()}
     return DATA_KINDS[kind].versions()

@@ -6,11 +6,15 @@ range keep the pool tractable). The query itself is never its own neighbour.
 
 Two exact torch strategies, both processing fixed-size blocks so that no N×N matrix exists:
 
-* self-search over the whole corpus (``queries=None``): the similarity matrix is symmetric, so only
+* self-search over the whole corpus (``query_range=None``): the similarity matrix is symmetric, so only
   blocks on or above the diagonal are computed and each block feeds the running top-K of both its
   row block and its column block (half the matrix multiplications);
-* a query slice (``query_range=(start, stop)``, the sharding unit) or external queries: row chunks
+* a query slice (``query_range=(start, stop)``, the sharding unit): row chunks
   against the whole corpus.
+
+Each block hands on only the cosines that would enter a row's running top-K (above its current K-th
+best, and in range), so once the first blocks have filled the buffers, a block costs little more than
+its matrix multiplication. Equal cosines are kept in corpus order: the lower index first.
 
 ``backend="faiss"`` (if ``faiss`` is installed) over-fetches with an inner-product flat index and
 drops out-of-range hits; rows whose over-fetch is entirely above ``high`` are recomputed exactly with
@@ -39,13 +43,41 @@ class NeighbourTable:
         return (self.indices >= 0).sum(axis=1)
 
 
-def _merge(best_v: torch.Tensor, best_i: torch.Tensor, v: torch.Tensor, i: torch.Tensor, k: int) -> None:
-    """Merge candidate (v, i) into running top-k buffers in place."""
-    all_v = torch.cat([best_v, v], dim=1)
-    all_i = torch.cat([best_i, i], dim=1)
-    top_v, pos = all_v.topk(k, dim=1)
-    best_v.copy_(top_v)
-    best_i.copy_(all_i.gather(1, pos))
+def _merge(
+    best_v: torch.Tensor,
+    best_i: torch.Tensor,
+    owner: torch.Tensor,
+    index: torch.Tensor,
+    value: torch.Tensor,
+    k: int,
+) -> None:
+    """Merge sparse candidates into the running top-k buffers, in place.
+
+    Candidate ``j`` offers corpus sentence ``index[j]`` with cosine ``value[j]`` to buffer row
+    ``owner[j]``. ``owner`` is sorted, and each row's candidates come in increasing ``index``, all
+    larger than the indices it already holds (blocks are visited in corpus order), so a stable sort
+    on the cosine alone breaks ties by the lower corpus index.
+    """
+    if owner.numel() == 0:
+        return
+    rows, counts = torch.unique_consecutive(owner, return_counts=True)
+    slot = torch.arange(owner.numel()) - torch.repeat_interleave(torch.cumsum(counts, 0) - counts, counts)
+    line = torch.repeat_interleave(torch.arange(rows.numel()), counts)
+    width = int(counts.max())
+    offered_v = torch.full((rows.numel(), width), float("-inf"))
+    offered_i = torch.full((rows.numel(), width), -1, dtype=torch.int64)
+    offered_v[line, slot] = value
+    offered_i[line, slot] = index
+    all_v = torch.cat([best_v[rows], offered_v], dim=1)
+    all_i = torch.cat([best_i[rows], offered_i], dim=1)
+    top_v, pos = all_v.sort(dim=1, descending=True, stable=True)
+    best_v[rows] = top_v[:, :k]
+    best_i[rows] = all_i.gather(1, pos[:, :k])
+
+
+def _floor(best_v: torch.Tensor, low: torch.Tensor) -> torch.Tensor:
+    """Per row, the cosine a candidate must exceed: the k-th best so far, and at least ``low``."""
+    return torch.maximum(best_v[:, -1], low)
 
 
 def _finish(best_v: torch.Tensor, best_i: torch.Tensor, low: float) -> NeighbourTable:
@@ -120,31 +152,35 @@ def _pad(table: NeighbourTable, k: int) -> NeighbourTable:
     )
 
 
+def _just_below(low: float) -> torch.Tensor:
+    """The float32 just below ``low``: ``cosine > _just_below(low)`` is ``cosine >= low``."""
+    low_t = torch.tensor(low, dtype=torch.float32)
+    return torch.nextafter(low_t, torch.tensor(float("-inf")))
+
+
 @torch.no_grad()
 def _rows(corpus, k, low, high, start, stop, block_size, show_progress_bar) -> NeighbourTable:
     n = corpus.shape[0]
     rows = stop - start
     best_v = torch.full((rows, k), float("-inf"))
     best_i = torch.full((rows, k), -1, dtype=torch.int64)
-    # chunk so that a (chunk x block) similarity block stays around block_size**2 entries
-    chunk = max(1, block_size)
-    starts = range(start, stop, chunk)
-    for q0 in tqdm(starts, desc="neighbour search", disable=not show_progress_bar):
-        q1 = min(q0 + chunk, stop)
+    above = _just_below(low)
+    for q0 in tqdm(range(start, stop, block_size), desc="neighbour search", disable=not show_progress_bar):
+        q1 = min(q0 + block_size, stop)
         queries = corpus[q0:q1]
         local_v = best_v[q0 - start : q1 - start]
         local_i = best_i[q0 - start : q1 - start]
         for c0 in range(0, n, block_size):
             c1 = min(c0 + block_size, n)
             sims = queries @ corpus[c0:c1].T
-            sims.masked_fill_(sims > high, float("-inf"))
             lo, hi = max(q0, c0), min(q1, c1)
             if lo < hi:  # the queries themselves
                 r = torch.arange(lo, hi)
                 sims[r - q0, r - c0] = float("-inf")
-            kk = min(k, c1 - c0)
-            v, i = sims.topk(kk, dim=1)
-            _merge(local_v, local_i, v, i + c0, k)
+            # Only cosines that would enter a row's top-k are gathered: after the first blocks, few.
+            floor = _floor(local_v, above)
+            r, c = ((sims > floor[:, None]) & (sims <= high)).nonzero(as_tuple=True)
+            _merge(local_v, local_i, r, c + c0, sims[r, c], k)
     return _finish(best_v, best_i, low)
 
 
@@ -153,19 +189,26 @@ def _symmetric(corpus, k, low, high, block_size, show_progress_bar) -> Neighbour
     n = corpus.shape[0]
     best_v = torch.full((n, k), float("-inf"))
     best_i = torch.full((n, k), -1, dtype=torch.int64)
+    above = _just_below(low)
     bounds = [(b, min(b + block_size, n)) for b in range(0, n, block_size)]
     pairs = [(a, b) for a in range(len(bounds)) for b in range(a, len(bounds))]
     for a, b in tqdm(pairs, desc="neighbour search", disable=not show_progress_bar):
         (r0, r1), (c0, c1) = bounds[a], bounds[b]
         sims = corpus[r0:r1] @ corpus[c0:c1].T
-        sims.masked_fill_(sims > high, float("-inf"))
+        floor_r = _floor(best_v[r0:r1], above)
         if a == b:
             sims.fill_diagonal_(float("-inf"))
-        v, i = sims.topk(min(k, c1 - c0), dim=1)
-        _merge(best_v[r0:r1], best_i[r0:r1], v, i + c0, k)
-        if a != b:
-            v, i = sims.T.contiguous().topk(min(k, r1 - r0), dim=1)
-            _merge(best_v[c0:c1], best_i[c0:c1], v, i + r0, k)
+            r, c = ((sims > floor_r[:, None]) & (sims <= high)).nonzero(as_tuple=True)
+            _merge(best_v[r0:r1], best_i[r0:r1], r, c + c0, sims[r, c], k)
+            continue
+        # The block serves its rows and, transposed, its columns; nonzero over the transposed mask
+        # lists the columns' candidates grouped by column, in row order.
+        floor_c = _floor(best_v[c0:c1], above)
+        in_range = sims <= high
+        r, c = ((sims > floor_r[:, None]) & in_range).nonzero(as_tuple=True)
+        _merge(best_v[r0:r1], best_i[r0:r1], r, c + c0, sims[r, c], k)
+        c, r = ((sims > floor_c[None, :]) & in_range).T.nonzero(as_tuple=True)
+        _merge(best_v[c0:c1], best_i[c0:c1], c, r + r0, sims[r, c], k)
     return _finish(best_v, best_i, low)
 
 

@@ -10,16 +10,22 @@ import pytest
 from datasets import Dataset, load_from_disk
 
 from st_debias.cli import main
+from st_debias.data.ipw.builder import IPWBuilder
 from st_debias.data.kinds import DATA_KINDS, DataKind, generator_versions
 from st_debias.data.minimal_pairs import MinimalPairBuilder
 from st_debias.data.paraphrase.syntactic import SyntacticParaphraser
 
 
 def test_generator_versions_come_from_the_generator_classes() -> None:
-    assert generator_versions() == {"syntactic": SyntacticParaphraser.version, "minimal_pairs": MinimalPairBuilder.version}
-    assert generator_versions("minimal_pairs") == generator_versions()
+    assert generator_versions() == {
+        "ipw": IPWBuilder.version, "syntactic": SyntacticParaphraser.version, "minimal_pairs": MinimalPairBuilder.version,
+    }
+    assert generator_versions("minimal_pairs") == {
+        "syntactic": SyntacticParaphraser.version, "minimal_pairs": MinimalPairBuilder.version,
+    }
     assert generator_versions("negation") == {"syntactic": SyntacticParaphraser.version}
-    assert generator_versions("simcse") == generator_versions("ipw") == {}
+    assert generator_versions("ipw") == {"ipw": IPWBuilder.version}
+    assert generator_versions("simcse") == {}
 
 
 @pytest.mark.parametrize("name", ["simcse", "negation", "minimal_pairs"])

@@ -13,6 +13,8 @@ def _clustered(n: int = 900, dim: int = 32, seed: int = 0) -> np.ndarray:
     centres = rng.normal(size=(20, dim))
     x = centres[rng.integers(0, 20, n)] + 0.9 * rng.normal(size=(n, dim))
     x[5] = x[6]  # an exact duplicate (cosine 1: never a neighbour with high < 1)
+    if n > 41:
+        x[41] = x[40]  # another: every query ties on the two, and the lower index must come first
     return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
 
 
@@ -35,6 +37,11 @@ def test_symmetric_and_row_search_match_brute_force(block):
                   range_topk(x, 12, block_size=block, query_range=(0, len(x)), show_progress_bar=False)):
         np.testing.assert_allclose(np.nan_to_num(table.scores, nan=-9), np.nan_to_num(want_v, nan=-9), atol=1e-5)
         assert np.array_equal(table.indices >= 0, want_i >= 0)
+        # Ties go to the lower corpus index, whatever the blocks: 40 before 41 wherever both are kept.
+        holds_both = (table.indices == 40).any(axis=1) & (table.indices == 41).any(axis=1)
+        assert holds_both.sum() > 10
+        position = {i: np.argmax(table.indices[holds_both] == i, axis=1) for i in (40, 41)}
+        assert np.all(position[40] < position[41])
         rows = np.arange(len(x))[:, None]
         assert not np.any(table.indices == rows)  # never itself
         valid = table.indices >= 0

@@ -318,6 +318,7 @@ class IPWBuilder:
     """
 
     name = "ipw"
+    version = 2  # raised whenever the same sentences give other rows (the row cache keys on it)
 
     def __init__(
         self,
