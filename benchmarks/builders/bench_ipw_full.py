@@ -1,13 +1,14 @@
 """Time IPW negatives for the full corpus against the encoding floor, in one process.
 
-The floor is the guide model encoding the corpus (``encode_corpus`` with the cache off). The IPW
+The floor is the guide model encoding the corpus, shard by shard into a fresh cache. The IPW
 negative step then runs on those embeddings: exact range top-K neighbour search plus eq. 1–4 sampling.
 Ratio = (encode + neighbours + sampling) / encode. Peak memory is the process's max RSS.
 
-A figure counts only from one uninterrupted run on a quiet machine: the result records
-``"uninterrupted": false`` when shards were resumed from an earlier run's progress file, and the script
-exits 3 without writing when the machine was loaded (:class:`benchmarks.harness.provenance.LoadWatch`). Run it
-with a fresh cache folder::
+Each shard's encoding time goes to a progress log beside ``--out`` as it finishes. ``--resume`` continues an
+interrupted run from that log (its shards' embeddings read back from the cache); without it the log is
+started anew. A figure counts only from one uninterrupted run on a quiet machine: the result records
+``"uninterrupted": false`` when shards were resumed, and the script exits 3 without writing when the machine
+was loaded (:class:`benchmarks.harness.provenance.LoadWatch`). Run it with a fresh cache folder::
 
     ST_DEBIAS_CACHE=$(mktemp -d) python benchmarks/builders/bench_ipw_full.py --shards 20 \
         --out benchmarks/builders/results/ipw_full_corpus_quiet.json
@@ -26,7 +27,7 @@ from pathlib import Path
 import torch
 
 sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-from benchmarks.harness.provenance import LoadWatch, wait_for_idle, write_stamped_json  # noqa: E402
+from benchmarks.harness.provenance import LoadWatch, command_line, wait_for_idle, write_stamped_json  # noqa: E402
 from st_debias.data.io.corpus import clean_sentences, read_sentences  # noqa: E402
 from st_debias.data.io.embeddings import encode_shard, merge_shards  # noqa: E402
 from st_debias.data.ipw.builder import sample_negatives  # noqa: E402
@@ -44,8 +45,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--allow-load", action="store_true", help="write the result even if the machine was loaded"
     )
+    parser.add_argument("--resume", action="store_true", help="continue from the progress log of an interrupted run")
     args = parser.parse_args(argv)
     result: dict[str, object] = {
+        "command": command_line(__file__, argv),
         "args": vars(args),
         "torch_threads": torch.get_num_threads(),
         "cpus": os.cpu_count(),
@@ -60,7 +63,9 @@ def main(argv: list[str] | None = None) -> None:
         # encoding time is appended to a progress log the first time it is encoded.
         progress_path = Path(args.out).with_suffix(".progress.jsonl")
         logged = {}
-        if progress_path.exists():
+        if not args.resume:
+            progress_path.unlink(missing_ok=True)  # an earlier run's log would pass its timings off as this run's
+        elif progress_path.exists():
             for line in progress_path.read_text().splitlines():
                 entry = json.loads(line)
                 logged[entry["shard"]] = entry
