@@ -317,7 +317,7 @@ DATA_KINDS: dict[str, DataKind] = {
         DataKind(
             "ipw", "DebCSE inverse-propensity-weighted (anchor, positive, negative) rows",
             ("anchor", "positive", "negative_1"), "st_debias.data.ipw.builder:IPWBuilder", _ipw,
-            generator_choice="edits", generators=("ipw",),
+            generator_choice="edits", generators=("ipw", "syntactic"),
         ),
         DataKind(
             "negation", "(anchor, paraphrase, negation) rows with spaCy negations",

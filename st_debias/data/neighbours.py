@@ -14,11 +14,14 @@ Two exact torch strategies, both processing fixed-size blocks so that no N×N ma
 
 Each block hands on only the cosines that would enter a row's running top-K (above its current K-th
 best, and in range), so once the first blocks have filled the buffers, a block costs little more than
-its matrix multiplication. Equal cosines are kept in corpus order: the lower index first.
+its matrix multiplication. Equal cosines are kept in corpus order: the lower index first. The two
+strategies, and slices with other bounds, multiply blocks of other shapes, so their cosines may differ
+in the last float32 bit.
 
 ``backend="faiss"`` (if ``faiss`` is installed) over-fetches with an inner-product flat index and
-drops out-of-range hits; rows whose over-fetch is entirely above ``high`` are recomputed exactly with
-torch, so the result is exact too.
+drops out-of-range hits; a row whose over-fetch may have cut off in-range neighbours (fewer than K
+kept, and its last hit still at or above ``low``) is recomputed exactly with torch, so the result is
+exact too (the order of equal cosines is faiss's).
 """
 
 from __future__ import annotations
@@ -75,9 +78,9 @@ def _merge(
     best_i[rows] = all_i.gather(1, pos[:, :k])
 
 
-def _floor(best_v: torch.Tensor, low: torch.Tensor) -> torch.Tensor:
-    """Per row, the cosine a candidate must exceed: the k-th best so far, and at least ``low``."""
-    return torch.maximum(best_v[:, -1], low)
+def _floor(best_v: torch.Tensor, minimum: torch.Tensor) -> torch.Tensor:
+    """Per row, the cosine a candidate must exceed: the k-th best so far, and at least ``minimum``."""
+    return torch.maximum(best_v[:, -1], minimum)
 
 
 def _finish(best_v: torch.Tensor, best_i: torch.Tensor, low: float) -> NeighbourTable:
@@ -87,9 +90,11 @@ def _finish(best_v: torch.Tensor, best_i: torch.Tensor, low: float) -> Neighbour
     return NeighbourTable(indices, scores)
 
 
-def _check(embeddings: np.ndarray | torch.Tensor, k: int, low: float, high: float) -> torch.Tensor:
+def _check(embeddings: np.ndarray | torch.Tensor, k: int, low: float, high: float, block_size: int) -> torch.Tensor:
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
+    if block_size < 1:
+        raise ValueError(f"block_size must be >= 1, got {block_size}")
     if not -1.0 <= low <= high:
         raise ValueError(f"Need -1 <= low <= high, got low={low}, high={high}")
     tensor = torch.as_tensor(np.asarray(embeddings, dtype=np.float32))
@@ -117,14 +122,15 @@ def range_topk(
         low: lowest admissible cosine (DebCSE: 0.25).
         high: highest admissible cosine (DebCSE: 0.75).
         query_range: only search for queries ``start:stop`` of the corpus (a shard); ``None`` = all.
-        block_size: rows per block; memory is about ``block_size**2 * 4`` bytes per block.
+        block_size: rows per block; a block's similarities take ``block_size**2 * 4`` bytes, and while
+            the first blocks fill the top-K buffers their candidates take a few times that.
         backend: ``"torch"`` (default) or ``"faiss"``.
         show_progress_bar: tqdm bar over blocks.
 
     Returns:
         A :class:`NeighbourTable` with one row per query.
     """
-    corpus = _check(embeddings, k, low, high)
+    corpus = _check(embeddings, k, low, high, block_size)
     n = corpus.shape[0]
     start, stop = query_range if query_range is not None else (0, n)
     if not 0 <= start <= stop <= n:
@@ -230,12 +236,11 @@ def _faiss_range_topk(corpus, k, low, high, start, stop, block_size, show_progre
         sims, ids = index.search(data[q0:q1], fetch)
         for row in range(q1 - q0):
             query = q0 + row
-            keep = (ids[row] >= 0) & (ids[row] != query) & (sims[row] <= high)
-            if fetch < n and not keep.any() and sims[row, -1] > high:
-                redo.append(query)  # every fetched hit is above `high`: recompute exactly
-                continue
-            keep &= sims[row] >= low
+            keep = (ids[row] >= 0) & (ids[row] != query) & (sims[row] <= high) & (sims[row] >= low)
             chosen = np.flatnonzero(keep)[:k]
+            if fetch < n and len(chosen) < k and sims[row, -1] >= low:
+                redo.append(query)  # in-range neighbours may lie past the fetch: recompute exactly
+                continue
             indices[query - start, : len(chosen)] = ids[row, chosen]
             scores[query - start, : len(chosen)] = sims[row, chosen]
     for query in redo:

@@ -24,7 +24,7 @@ def test_generator_versions_come_from_the_generator_classes() -> None:
         "syntactic": SyntacticParaphraser.version, "minimal_pairs": MinimalPairBuilder.version,
     }
     assert generator_versions("negation") == {"syntactic": SyntacticParaphraser.version}
-    assert generator_versions("ipw") == {"ipw": IPWBuilder.version}
+    assert generator_versions("ipw") == {"ipw": IPWBuilder.version, "syntactic": SyntacticParaphraser.version}
     assert generator_versions("simcse") == {}
 
 

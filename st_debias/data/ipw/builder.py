@@ -435,7 +435,9 @@ class IPWBuilder:
         negatives = sample_negatives(
             corpus, embeddings, num_negatives=self.num_negatives, pool_size=self.pool_size,
             negative_range=self.negative_range, lambda_n=self.lambda_n, temperature=self.temperature,
-            similarity_temperature=self.similarity_temperature, seed=self.seed, query_range=(start, stop),
+            similarity_temperature=self.similarity_temperature, seed=self.seed,
+            # The whole corpus searches each pair of blocks once; a shard searches its rows against it.
+            query_range=None if shard is None else (start, stop),
             backend=self.backend, block_size=self.block_size, show_progress_bar=self.show_progress_bar,
             num_proc=self.num_proc,
         )
