@@ -240,6 +240,7 @@ class PosRules:
                     self.multi.append((rule, tests, index % len(tests)))
         self._settings: list[dict[int, Any]] | None = None  # each rule's attributes, normalised by spaCy
         self._cache: dict[tuple[Any, ...], tuple[dict[int, tuple[int, Any]], dict[int, Any], frozenset[tuple[int, int]]]] = {}
+        self._by_ids: dict[tuple[int, ...], Any] = {}  # the same entries keyed by the hashes Doc.to_array gives
 
     def __reduce__(self) -> tuple[type, tuple[list[dict[str, Any]]]]:  # for processes that are not forked
         return PosRules, (self.patterns,)
@@ -282,8 +283,20 @@ class PosRules:
 
         if self._settings is None:
             self._settings = [normalize_token_attrs(doc.vocab, entry["attrs"]) for entry in self.patterns]
-        word_key = self.word_key
-        looked_up = [self._lookup((t.tag_, word_key(t.lower_), t.dep_, t.is_space)) for t in doc]
+        from spacy.attrs import DEP, IS_SPACE, LOWER, TAG
+
+        strings = doc.vocab.strings
+        by_ids = self._by_ids
+        looked_up = []
+        for ids in map(tuple, doc.to_array([TAG, LOWER, DEP, IS_SPACE]).tolist()):  # no Token objects
+            found = by_ids.get(ids)
+            if found is None:
+                tag, lower, dep, space = ids
+                found = self._lookup((strings[tag], self.word_key(strings[lower]), strings[dep], bool(space)))
+                if len(by_ids) >= _CACHE_LIMIT:
+                    by_ids.clear()
+                by_ids[ids] = found
+            looked_up.append(found)
         settings = [entry[1] for entry in looked_up]
         merged: dict[int, dict[int, tuple[int, Any]]] = {}  # tokens a longer pattern also sets something on
         starts = [(start, number) for start, entry in enumerate(looked_up) for number, k in entry[2] if k == 0]
