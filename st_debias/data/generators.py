@@ -69,6 +69,13 @@ class CandidateGenerator(ABC):
     def __call__(self, sentences: Sequence[str], *, seed: int = 0) -> list[list[Candidate]]:
         return self.generate(sentences, seed=seed)
 
+    def prepare(self) -> None:
+        """Load what :meth:`generate` needs (a parser, word lists) now, once, rather than on first use: builders
+        call it before worker processes fork, so that the workers inherit it. By default it prepares the
+        generators a composite one holds in ``self.generators``, if any."""
+        for generator in getattr(self, "generators", ()):
+            generator.prepare()
+
 
 def candidate_pools(
     generators: Sequence[CandidateGenerator], sentences: Sequence[str], *, seed: int = 0

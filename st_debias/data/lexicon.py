@@ -60,6 +60,18 @@ def lemma_count(lemma) -> int:
     return _sense_counts().get(lemma.key(), 0)
 
 
+def load_lexicons() -> None:
+    """Read WordNet (when ``NLTK_DATA`` has it), its sense counts and lemminflect's tables now rather than on
+    first use. Builders call it before their worker processes fork, so that every worker inherits them
+    (reading WordNet takes seconds) instead of reading them itself inside its first block."""
+    from lemminflect import getInflection, getLemma
+
+    getLemma("running", upos="VERB")
+    getInflection("run", tag="VBD")
+    if wordnet_available():
+        _sense_counts()
+
+
 # Gradable adjectives whose negated antonym keeps the meaning ("is large" ~ "is not small"). WordNet's
 # antonym of a word's most frequent sense is not safe on its own (common -> individual, not uncommon).
 SAFE_ANTONYMS: dict[str, str] = {

@@ -201,18 +201,17 @@ def _symmetric(corpus, k, low, high, block_size, show_progress_bar) -> Neighbour
     for a, b in tqdm(pairs, desc="neighbour search", disable=not show_progress_bar):
         (r0, r1), (c0, c1) = bounds[a], bounds[b]
         sims = corpus[r0:r1] @ corpus[c0:c1].T
-        floor_r = _floor(best_v[r0:r1], above)
         if a == b:
             sims.fill_diagonal_(float("-inf"))
-            r, c = ((sims > floor_r[:, None]) & (sims <= high)).nonzero(as_tuple=True)
-            _merge(best_v[r0:r1], best_i[r0:r1], r, c + c0, sims[r, c], k)
-            continue
-        # The block serves its rows and, transposed, its columns; nonzero over the transposed mask
-        # lists the columns' candidates grouped by column, in row order.
-        floor_c = _floor(best_v[c0:c1], above)
+        floor_r = _floor(best_v[r0:r1], above)
         in_range = sims <= high
         r, c = ((sims > floor_r[:, None]) & in_range).nonzero(as_tuple=True)
         _merge(best_v[r0:r1], best_i[r0:r1], r, c + c0, sims[r, c], k)
+        if a == b:
+            continue  # a diagonal block is its own transpose: its rows were its columns
+        # The block also serves, transposed, its columns; nonzero over the transposed mask lists the
+        # columns' candidates grouped by column, in row order.
+        floor_c = _floor(best_v[c0:c1], above)
         c, r = ((sims > floor_c[None, :]) & in_range).T.nonzero(as_tuple=True)
         _merge(best_v[c0:c1], best_i[c0:c1], c, r + r0, sims[r, c], k)
     return _finish(best_v, best_i, low)

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from datasets import Dataset, load_from_disk
 
-from st_debias.data import parallel
+from st_debias.data import lexicon, parallel
 from st_debias.data.io.report import BuildReport
-from st_debias.data.kinds import DATA_KINDS
+from st_debias.data.kinds import DATA_KINDS, block_builder
 from st_debias.data.parallel import Block, BlockError, build_blocks, finish_blocks
 
 SMALL_BLOCKS = 48  # several blocks from a few hundred real sentences
@@ -273,3 +273,14 @@ def test_frozen_heap_unfreezes_only_what_it_froze() -> None:
         assert gc.get_freeze_count() == frozen
     finally:
         gc.unfreeze()
+
+
+@pytest.mark.parametrize("kind", ["negation", "minimal_pairs", "paraphrase"])
+def test_prepare_reads_the_word_lists_before_the_workers_fork(kind, negator):
+    """Failure mode: the ``paraphrase`` kind's ``prepare`` loaded spaCy only, so every worker read WordNet
+    (seconds) inside its first block instead of inheriting it from the parent."""
+    for cached in (lexicon.wordnet, lexicon.wordnet_available, lexicon._sense_counts):
+        cached.cache_clear()
+    block_builder(kind, seed=0, spacy_model=negator.model).prepare()
+    assert lexicon.wordnet_available.cache_info().currsize == 1
+    assert lexicon._sense_counts.cache_info().currsize == 1

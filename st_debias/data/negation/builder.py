@@ -101,6 +101,8 @@ class OssCSEBuilder:
 
     def prepare(self) -> None:
         """Load the negator's pipeline and the generators' resources once (workers inherit them)."""
+        for generator in self.paraphrase_generators:
+            generator.prepare()
         self.negator.negate(["The cat sat on the mat."])
         candidate_pools(self.paraphrase_generators, ["The cat sat on the mat."], seed=self.seed)
 

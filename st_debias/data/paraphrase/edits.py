@@ -187,6 +187,12 @@ class WordNetSynonym(_EditGenerator):
         self.max_senses = max_senses
         self._cache: dict[str, list[str]] = {}
 
+    def prepare(self) -> None:
+        """Read WordNet and its sense counts now (:meth:`CandidateGenerator.prepare`)."""
+        from st_debias.data.lexicon import load_lexicons
+
+        load_lexicons()
+
     def synonyms(self, word: str) -> list[str]:
         """Synonyms of ``word`` (sorted, deterministic); empty when none or inflected."""
         hit = self._cache.get(word)

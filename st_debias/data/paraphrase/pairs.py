@@ -70,8 +70,8 @@ class ParaphrasePairBuilder:
         self.show_progress_bar = show_progress_bar
 
     def prepare(self) -> None:
-        """Load spaCy before the blocks (workers forked afterwards share it)."""
-        _ = self.paraphraser.nlp
+        """Load spaCy, WordNet and lemminflect before the blocks (workers forked afterwards share them)."""
+        self.paraphraser.prepare()
 
     def build_block(self, block: Block) -> tuple[dict[str, list], BuildReport]:
         """One block's rows and counts (:class:`~st_debias.data.parallel.BlockBuilder`)."""

@@ -157,6 +157,13 @@ class SyntacticParaphraser(CandidateGenerator):
             self._nlp = use_numpy_blas(nlp) if self.blas == "numpy" else nlp
         return self._nlp
 
+    def prepare(self) -> None:
+        """Load the spaCy pipeline, WordNet and lemminflect's tables now (:meth:`CandidateGenerator.prepare`)."""
+        from st_debias.data.lexicon import load_lexicons
+
+        _ = self.nlp
+        load_lexicons()
+
     def _validate(self, sentences: Sequence[str]) -> None:
         if isinstance(sentences, str) or not isinstance(sentences, Sequence):
             raise ValueError(f"sentences must be a sequence of strings, got {type(sentences).__name__}")
