@@ -68,8 +68,23 @@ def load_lexicons() -> None:
 
     getLemma("running", upos="VERB")
     getInflection("run", tag="VBD")
+    getLemma("blorfing", upos="VERB")  # an unknown word: lemminflect's rules for those load too
+    getInflection("blorf", tag="VBD")
     if wordnet_available():
         _sense_counts()
+
+
+def close_wordnet_files() -> None:
+    """Close the WordNet data files NLTK holds open (it reopens them on the next lookup).
+
+    Called before worker processes fork: a forked worker shares its parent's open files and their read
+    positions, so workers reading an unzipped WordNet through the same file could read each other's lines.
+    """
+    if wordnet.cache_info().currsize:  # WordNet was loaded
+        files = wordnet()._data_file_map
+        for stream in files.values():
+            stream.close()
+        files.clear()
 
 
 # Gradable adjectives whose negated antonym keeps the meaning ("is large" ~ "is not small"). WordNet's

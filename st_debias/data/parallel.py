@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from st_debias._exports import lazy_exports
 from st_debias.data.io.report import BuildReport, merge_reports, start_build
+from st_debias.data.lexicon import close_wordnet_files
 from st_debias.progress import usable_cores
 
 if TYPE_CHECKING:
@@ -345,6 +346,8 @@ def build_blocks(
             chunk = todo[first:first + per_part]
             records = plan.inputs.select(chunk)
             processes = min(num_proc, len(chunk))
+            if processes > 1:
+                close_wordnet_files()
             with frozen_heap(processes > 1):
                 built = records.map(
                     build_block_batch, batched=True, batch_size=1, fn_kwargs={"builder": carried},

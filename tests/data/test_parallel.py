@@ -276,11 +276,25 @@ def test_frozen_heap_unfreezes_only_what_it_froze() -> None:
 
 
 @pytest.mark.parametrize("kind", ["negation", "minimal_pairs", "paraphrase"])
-def test_prepare_reads_the_word_lists_before_the_workers_fork(kind, negator):
+def test_prepare_reads_the_word_lists_before_the_workers_fork(kind: str, negator, data_root) -> None:
     """Failure mode: the ``paraphrase`` kind's ``prepare`` loaded spaCy only, so every worker read WordNet
     (seconds) inside its first block instead of inheriting it from the parent."""
+    if not lexicon.wordnet_available():
+        pytest.skip("WordNet is not under NLTK_DATA")
     for cached in (lexicon.wordnet, lexicon.wordnet_available, lexicon._sense_counts):
         cached.cache_clear()
     block_builder(kind, seed=0, spacy_model=negator.model).prepare()
     assert lexicon.wordnet_available.cache_info().currsize == 1
     assert lexicon._sense_counts.cache_info().currsize == 1
+
+
+def test_open_wordnet_files_are_closed_before_a_fork_and_reopen(data_root) -> None:
+    """Failure mode: forked workers shared the parent's open WordNet data files and their read positions."""
+    if not lexicon.wordnet_available():
+        pytest.skip("WordNet is not under NLTK_DATA")
+    reader = lexicon.wordnet()
+    opened = reader._data_file("n")  # what a synset lookup opens (and NLTK keeps open)
+    lexicon.close_wordnet_files()
+    assert opened.closed and not reader._data_file_map
+    reopened = reader._data_file("n")
+    assert reopened is not opened and reopened.readline()  # the next lookup opens it again

@@ -396,6 +396,13 @@ class NegatedAntonymGenerator(CandidateGenerator):
         super().__init__()
         self.negator = negator or Negator()
 
+    def prepare(self) -> None:
+        """Load the negator's pipeline and lemminflect's tables now (:meth:`CandidateGenerator.prepare`)."""
+        from st_debias.data.lexicon import load_lexicons
+
+        load_lexicons()
+        self.generate(["The house is large."])
+
     def generate(
         self, sentences: Sequence[str], *, seed: int = 0, docs: Sequence[Any] | None = None
     ) -> list[list[Candidate]]:

@@ -65,6 +65,10 @@ class CorpusNeighbourGenerator(CandidateGenerator):
         self._table = None
         self._where = {text: i for i, text in enumerate(self.corpus)}
 
+    def prepare(self) -> None:
+        """Encode the corpus and search its neighbours now (:meth:`CandidateGenerator.prepare`)."""
+        self._neighbours()
+
     def _neighbours(self):
         if self._table is None:
             if self._embeddings is None:

@@ -158,11 +158,12 @@ class SyntacticParaphraser(CandidateGenerator):
         return self._nlp
 
     def prepare(self) -> None:
-        """Load the spaCy pipeline, WordNet and lemminflect's tables now (:meth:`CandidateGenerator.prepare`)."""
+        """Load the spaCy pipeline, WordNet and lemminflect's tables now, and run the rules once
+        (:meth:`CandidateGenerator.prepare`). Rows do not change: each sentence has its own random stream."""
         from st_debias.data.lexicon import load_lexicons
 
-        _ = self.nlp
         load_lexicons()
+        self.generate(["The small cat was chased by the dog.", "Quietly, the committee approved the plan."])
 
     def _validate(self, sentences: Sequence[str]) -> None:
         if isinstance(sentences, str) or not isinstance(sentences, Sequence):
