@@ -486,7 +486,8 @@ def test_docs_reference_figures_are_the_committed_results():
                    "transfer_details": mpnet["details"]}
     entries = (osscse["before"], osscse["after"], simcse["before"], simcse["after"], st_debias["after"], mpnet_entry)
     table = (root / "docs/transfer.md").read_text(encoding="utf-8").split("## Reference figures", 1)[1]
-    rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| model")]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith(("| model", "| budget"))
+            and not re.match(r"\| \d+ steps \|", line)]  # the recall table has its own test
     for row, entry in zip(rows, entries, strict=True):
         numbers = [float(x) for x in re.findall(r"\d+\.\d+", row)]
         scores = entry["transfer"]
@@ -505,3 +506,23 @@ def test_a_full_and_a_quick_entry_each_average_seven_tasks():
     full = {"model": "full", "transfer": {**dict.fromkeys(TRANSFER_TASKS, 80.0), "avg": 80.0}}
     quick = {"model": "quick", "transfer": {**dict.fromkeys(QUICK_TRANSFER_TASKS, 79.0), "avg": 79.0}}
     assert "Transfer avg of 7 tasks (quick: SST-2 trained on its dev split)" in compare_table([full, quick])
+
+
+def test_docs_recall_table_is_the_committed_ablation():
+    """docs/transfer.md's recall-loss table (``osscse`` with and without ``RecallRegularizer``) is read from the
+    committed runs: both averages and both differences, with their signs."""
+    import re
+
+    root = Path(__file__).resolve().parents[2]
+    page = (root / "docs/transfer.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[1].strip(): line for line in page.splitlines() if re.match(r"\| \d+ steps \|", line)}
+    assert set(rows) == {"100 steps", "500 steps"}
+    for budget, row in rows.items():
+        folder = root / f"benchmarks/transfer/results/recall-{budget.split()[0]}"
+        recall, without = (json.loads((folder / f"{name}-seed42.json").read_text(encoding="utf-8"))["after"]
+                           for name in ("osscse", "osscse-norecall"))
+        test_gap = recall["transfer"]["avg"] - without["transfer"]["avg"]
+        selection_gap = recall["transfer_selection"]["avg"] - without["transfer_selection"]["avg"]
+        expected = [f"{recall['transfer']['avg']:.2f}", f"{without['transfer']['avg']:.2f}",
+                    f"{test_gap:+.2f}".replace("-", "−"), f"{selection_gap:+.2f}".replace("-", "−")]
+        assert [cell.strip() for cell in row.split("|")[2:-1]] == expected, budget
