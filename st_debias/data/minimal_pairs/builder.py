@@ -264,13 +264,9 @@ class MinimalPairBuilder:
 
     def prepare(self) -> None:
         """Load the parser, WordNet and every positive generator once (worker processes inherit them)."""
-        from st_debias.data.lexicon import load_lexicons
-
-        load_lexicons()
-        self.build_block(Block(0, ["The small cat did not chase the two dogs."], [0], 0))
         for source in {source for preferences in POSITIVE_PREFERENCES.values() for source in preferences}:
             self._generator(source).prepare()
-            self._generator(source).generate(["The small cat chased the dog."], seed=self.seed)
+        self.build_block(Block(0, ["The small cat did not chase the two dogs."], [0], 0))
 
     def build_block(self, block: Block) -> tuple[dict[str, list], BuildReport]:
         """One block's rows, with each row's family and positive source as side columns, and its counts."""

@@ -104,7 +104,6 @@ class OssCSEBuilder:
         for generator in self.paraphrase_generators:
             generator.prepare()
         self.negator.negate(["The cat sat on the mat."])
-        candidate_pools(self.paraphrase_generators, ["The cat sat on the mat."], seed=self.seed)
 
     def build_block(self, block: Block) -> tuple[dict[str, list], BuildReport]:
         """One block's rows and counts (:class:`~st_debias.data.parallel.BlockBuilder`)."""
