@@ -25,15 +25,13 @@ that share the embedding cache (or encode with :func:`st_debias.data.io.embeddin
 from __future__ import annotations
 
 import math
-import multiprocessing
 import os
-import sys
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from datasets import Dataset
@@ -71,8 +69,10 @@ class NegativeSample:
         cosine: (n, m) guide cosine anchor→negative (NaN where missing).
         probability: (n, m) P_neg of each drawn negative.
         pool_sizes: (n,) in-range candidates found per anchor.
-        timings: seconds per step (``neighbour_search``; ``negative_edit_distance``: word edits of eq. 1;
-            ``negative_sampling``: eq. 1–4 probabilities and the draws).
+        timings: seconds per step: ``neighbour_search``; ``negative_word_codes``: each sentence's words as
+            codes, once; ``negative_edit_distance``: word edits of eq. 1; ``negative_sampling``: eq. 1–4
+            probabilities and the draws (these two summed over the threads); ``negative_draws_wall``: wall
+            time of everything after the search.
     """
 
     anchor_ids: np.ndarray
@@ -97,7 +97,7 @@ def sample_negatives(
     query_range: tuple[int, int] | None = None,
     backend: str = "torch",
     block_size: int = 4096,
-    chunk_size: int = 16384,
+    chunk_size: int = 4096,
     show_progress_bar: bool = True,
     num_proc: int = 1,
 ) -> NegativeSample:
@@ -116,12 +116,13 @@ def sample_negatives(
         query_range: anchors ``start:stop`` only (sharding).
         backend: neighbour search backend (``"torch"`` or ``"faiss"``).
         block_size: neighbour search block size.
-        chunk_size: anchors per edit-distance/probability chunk (bounds memory).
+        chunk_size: anchors per edit-distance/probability chunk (bounds memory; a few thousand keep a
+            chunk's arrays in the CPU's cache).
         show_progress_bar: progress bars.
-        num_proc: processes for eq. 1–4 and the draws, each over a contiguous slice of the anchors (forked
-            workers, which inherit the inputs; on Linux only, elsewhere one process). The draws are keyed by
-            anchor, so the arrays are the same for any ``num_proc``. The neighbour search runs in this process,
-            on PyTorch's threads.
+        num_proc: threads for eq. 1–4 and the draws, each taking chunks of ``chunk_size`` anchors in turn
+            (rapidfuzz's edit distance and numpy's array operations release the GIL). The draws are keyed by
+            anchor, so the arrays are the same for any ``num_proc`` and ``chunk_size``. The neighbour search
+            runs before them, on PyTorch's threads.
     """
     if len(sentences) != len(embeddings):
         raise ValueError(f"{len(sentences)} sentences but {len(embeddings)} embeddings")
@@ -129,6 +130,8 @@ def sample_negatives(
         raise ValueError(f"pool_size ({pool_size}) must be >= num_negatives ({num_negatives})")
     if num_proc < 1:
         raise ValueError(f"num_proc must be at least 1, got {num_proc}")
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")
     low, high = negative_range
     t0 = time.perf_counter()
     table = range_topk(
@@ -140,131 +143,78 @@ def sample_negatives(
     n = table.indices.shape[0]
     settings = dict(
         num_negatives=num_negatives, lambda_n=lambda_n, temperature=temperature,
-        similarity_temperature=similarity_temperature, seed=seed, chunk_size=chunk_size,
+        similarity_temperature=similarity_temperature, seed=seed,
     )
-    # The draws of each anchor depend on its own pool only: contiguous slices, one per process.
-    edges = np.linspace(0, n, min(num_proc, max(n, 1)) + 1).round().astype(int)
-    slices = [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True) if b > a]
-    if len(slices) > 1 and sys.platform.startswith("linux"):  # fork: safe on Linux, not elsewhere
-        t0 = time.perf_counter()
-        parts = _draws_in_processes(sentences, start, table.indices, table.scores, settings, slices, timings)
-        timings["negative_draws_wall"] = time.perf_counter() - t0
+    anchor_ids = np.arange(start, start + n)
+    t0 = time.perf_counter()
+    codes = _word_codes(sentences, anchor_ids, table.indices)
+    timings["negative_word_codes"] = time.perf_counter() - t0
+    # The draws of each anchor depend on its own pool only: chunks of anchors, on ``num_proc`` threads.
+    bounds = [(a, min(a + chunk_size, n)) for a in range(0, n, chunk_size)]
+
+    def draw(chunk: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, float]]:
+        a, b = chunk
+        return _draws(anchor_ids[a:b], table.indices[a:b], table.scores[a:b], codes, **settings)
+
+    t1 = time.perf_counter()
+    if num_proc > 1 and len(bounds) > 1:
+        with ThreadPoolExecutor(min(num_proc, len(bounds))) as pool:
+            parts = list(pool.map(draw, bounds))
     else:
-        parts = [_draws(sentences, start, table.indices, table.scores, **settings)]  # type: ignore[arg-type]
-    for key in parts[0][-1]:  # seconds summed over the processes
+        parts = [draw(chunk) for chunk in bounds] or [draw((0, 0))]
+    timings["negative_draws_wall"] = timings["negative_word_codes"] + time.perf_counter() - t1
+    for key in parts[0][-1]:  # seconds summed over the chunks (over the threads, with more than one)
         timings[key] = sum(part[-1][key] for part in parts)
     chosen, cosine, probability = (np.concatenate([part[i] for part in parts]) for i in range(3))
-    return NegativeSample(np.arange(start, start + n), chosen, cosine, probability, table.counts(), timings)
+    return NegativeSample(anchor_ids, chosen, cosine, probability, table.counts(), timings)
 
 
-#: What the forked draw processes read: set by the parent before it forks, so nothing is pickled to them.
-_DRAW_INPUTS: dict[str, Any] = {}
-_DRAW_LOCK = threading.Lock()
-
-
-def _draws_in_processes(
-    sentences: Sequence[str],
-    start: int,
-    indices: np.ndarray,
-    scores: np.ndarray,
-    settings: dict[str, Any],
-    slices: list[tuple[int, int]],
-    timings: dict[str, float],
-) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, float]]]:
-    """:func:`_draws` of each slice of the anchors in its own forked process, which inherits the inputs. A
-    worker that dies (killed for memory, say) raises ``BrokenProcessPool`` here."""
-    from concurrent.futures import ProcessPoolExecutor
-
-    from st_debias.data.parallel import frozen_heap
-
-    with _DRAW_LOCK:  # one set of inputs at a time
-        # Every word code once, here: each worker would otherwise encode most of the corpus again.
-        t0 = time.perf_counter()
-        ids = np.concatenate([np.arange(start, start + len(indices)), indices[indices >= 0]])
-        codes = _word_codes(sentences, ids)
-        timings["negative_word_codes"] = time.perf_counter() - t0
-        _DRAW_INPUTS.update(
-            sentences=sentences, start=start, indices=indices, scores=scores, settings={**settings, "codes": codes}
-        )
-        try:
-            context = multiprocessing.get_context("fork")
-            with frozen_heap(True), ProcessPoolExecutor(len(slices), mp_context=context) as pool:
-                return list(pool.map(_draws_of_slice, slices))
-        finally:
-            _DRAW_INPUTS.clear()
-
-
-def _word_codes(sentences: Sequence[str], ids: np.ndarray) -> np.ndarray:
-    """The word codes of sentences ``ids``, from one :class:`WordCoder` (None for the other sentences)."""
+def _word_codes(sentences: Sequence[str], anchor_ids: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """The word codes, from one :class:`WordCoder`, of the anchors and of every sentence in their pools
+    (``indices``, -1 for an empty slot); None for the other sentences."""
+    needed = np.zeros(len(sentences), dtype=bool)
+    needed[anchor_ids] = True
+    needed[indices[indices >= 0]] = True
     coder = WordCoder()
     coded = np.empty(len(sentences), dtype=object)
-    for j in np.unique(ids).tolist():
+    for j in np.flatnonzero(needed).tolist():
         coded[j] = coder.encode(sentences[j])
     return coded
 
 
-def _draws_of_slice(bounds: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, float]]:
-    from threadpoolctl import threadpool_limits
-
-    a, b = bounds
-    inputs = _DRAW_INPUTS
-    with threadpool_limits(1):  # the other processes have the other cores
-        return _draws(
-            inputs["sentences"], inputs["start"] + a, inputs["indices"][a:b], inputs["scores"][a:b],
-            **inputs["settings"],
-        )
-
-
 def _draws(
-    sentences: Sequence[str],
-    first_anchor: int,
+    anchor_ids: np.ndarray,
     indices: np.ndarray,
     scores: np.ndarray,
+    codes: np.ndarray,
     *,
     num_negatives: int,
     lambda_n: float,
     temperature: float,
     similarity_temperature: float,
     seed: int,
-    chunk_size: int,
-    codes: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, float]]:
-    """Eq. 1–4 and the draws for the anchors ``first_anchor, first_anchor + 1, …`` with neighbour pools
-    ``indices``/``scores``: ``(chosen, cosine, probability, seconds per step)``. ``codes``: the word codes of
-    these anchors and their neighbours (:func:`_word_codes`); encoded here when not given."""
-    n = indices.shape[0]
-    anchor_ids = np.arange(first_anchor, first_anchor + n)
-    chosen = np.full((n, num_negatives), -1, dtype=np.int64)
-    cosine = np.full((n, num_negatives), np.nan, dtype=np.float32)
-    probability = np.full((n, num_negatives), np.nan, dtype=np.float64)
-    timings = {"negative_edit_distance": 0.0, "negative_sampling": 0.0}
+    """Eq. 1–4 and the draws for ``anchor_ids`` with neighbour pools ``indices``/``scores``:
+    ``(chosen, cosine, probability, seconds per step)``. ``codes``: :func:`_word_codes`."""
     t0 = time.perf_counter()
-    coded = codes if codes is not None else _word_codes(sentences, np.concatenate([anchor_ids, indices[indices >= 0]]))
-    timings["negative_edit_distance"] += time.perf_counter() - t0
-    for c0 in range(0, n, chunk_size):
-        t0 = time.perf_counter()
-        c1 = min(c0 + chunk_size, n)
-        idx = indices[c0:c1]
-        mask = idx >= 0
-        rows, cols = np.nonzero(mask)
-        left, right = anchor_ids[c0:c1][rows], idx[rows, cols]
-        edit = np.zeros(idx.shape, dtype=np.float64)
-        edit[rows, cols] = coded_edit_distance(coded[left].tolist(), coded[right].tolist())
-        t1 = time.perf_counter()
-        timings["negative_edit_distance"] += t1 - t0
-        cos = np.nan_to_num(scores[c0:c1].astype(np.float64))
-        probs = negative_probabilities(
-            edit, cos, mask, lambda_n=lambda_n, temperature=temperature,
-            similarity_temperature=similarity_temperature,
-        )
-        noise = gumbel_noise(idx.shape, anchor_ids[c0:c1], seed, NEGATIVE_STREAM)
-        picks = sample_without_replacement(probs, num_negatives, noise)
-        ok = picks >= 0
-        safe = np.where(ok, picks, 0)
-        chosen[c0:c1] = np.where(ok, np.take_along_axis(idx, safe, 1), -1)
-        cosine[c0:c1] = np.where(ok, np.take_along_axis(scores[c0:c1], safe, 1), np.nan)
-        probability[c0:c1] = np.where(ok, np.take_along_axis(probs, safe, 1), np.nan)
-        timings["negative_sampling"] += time.perf_counter() - t1
+    mask = indices >= 0
+    rows, cols = np.nonzero(mask)
+    edit = np.zeros(indices.shape, dtype=np.float64)
+    if len(rows):
+        edit[rows, cols] = coded_edit_distance(codes[anchor_ids[rows]].tolist(), codes[indices[rows, cols]].tolist())
+    t1 = time.perf_counter()
+    cos = np.nan_to_num(scores.astype(np.float64))
+    probs = negative_probabilities(
+        edit, cos, mask, lambda_n=lambda_n, temperature=temperature, similarity_temperature=similarity_temperature
+    )
+    noise = gumbel_noise(indices.shape, anchor_ids, seed, NEGATIVE_STREAM)
+    picks = sample_without_replacement(probs, num_negatives, noise)
+    ok = picks >= 0
+    safe = np.where(ok, picks, 0)
+    chosen = np.where(ok, np.take_along_axis(indices, safe, 1), -1).astype(np.int64)
+    cosine = np.where(ok, np.take_along_axis(scores, safe, 1), np.nan).astype(np.float32)
+    probability = np.where(ok, np.take_along_axis(probs, safe, 1), np.nan).astype(np.float64)
+    timings = {"negative_edit_distance": t1 - t0, "negative_sampling": time.perf_counter() - t1}
     return chosen, cosine, probability, timings
 
 
@@ -301,7 +251,7 @@ class IPWBuilder:
         backend: neighbour search backend, ``"torch"`` or ``"faiss"``.
         block_size: neighbour search block size.
         show_progress_bar: progress bars.
-        num_proc: processes for eq. 1–4 and the draws of the negatives (None: every usable core); the rows are
+        num_proc: threads for eq. 1–4 and the draws of the negatives (None: every usable core); the rows are
             the same for any count. The encoding and the neighbour search use PyTorch's threads.
 
     After :meth:`build`, :attr:`report` holds the :class:`BuildReport` (counts, skips with reasons,

@@ -97,9 +97,9 @@ def test_shards_merge_to_the_unsharded_build(built, session_tiny_model, cache_di
         assert report.statistics[key] == pytest.approx(full[key], rel=1e-9), key
 
 
-def test_two_processes_draw_the_same_negatives_and_rows(built, session_tiny_model, cache_dir, wiki):
-    """``num_proc`` splits eq. 1–4 and the draws over processes: every array, the rows and the report's counts
-    and statistics equal one process's (the draws are keyed by anchor, the search is the same)."""
+def test_two_threads_draw_the_same_negatives_and_rows(built, session_tiny_model, cache_dir, wiki):
+    """``num_proc`` shares eq. 1–4 and the draws out over threads: every array, the rows and the report's counts
+    and statistics equal one thread's (the draws are keyed by anchor, the search is the same)."""
     sentences = wiki[:150]
     emb = encode_corpus(sentences, session_tiny_model, cache_dir=cache_dir, show_progress_bar=False)
     kwargs = dict(pool_size=16, negative_range=RANGE, seed=5, chunk_size=7, show_progress_bar=False)
@@ -117,6 +117,10 @@ def test_two_processes_draw_the_same_negatives_and_rows(built, session_tiny_mode
     assert parallel.report.statistics == builder.report.statistics
     with pytest.raises(ValueError, match="num_proc must be an int >= 1"):
         _builder(session_tiny_model, cache_dir, num_proc=0)
+    with pytest.raises(ValueError, match="chunk_size must be at least 1"):
+        sample_negatives(sentences, emb, pool_size=16, chunk_size=0, show_progress_bar=False)
+    empty = sample_negatives(sentences, emb, num_proc=2, query_range=(5, 5), **kwargs)
+    assert empty.chosen.shape == (0, 2) and empty.anchor_ids.shape == (0,)
 
 
 def test_build_ipw_takes_num_proc(tmp_path, monkeypatch, session_tiny_model) -> None:
