@@ -293,6 +293,25 @@ def test_compare_table_has_a_transfer_column_that_flags_a_recipe_below_the_start
     assert drawn[-1][-1] == "SentEval transfer avg (↑)"
 
 
+def test_compare_flags_a_run_below_the_start_model_of_its_own_machine(monkeypatch, tmp_path: Path) -> None:
+    """Two runs scored the start model 0.04 apart (two CPUs): a recipe is flagged against its own runs' start
+    figures, not against the one start row of the table."""
+    module = _load("compare")
+    monkeypatch.setattr(module, "RESULTS", tmp_path)
+    first_vm = _with_transfer(_entry("simcse", 42, 83.0, 70.0, limited=False), 83.24, 83.23)
+    second_vm = _with_transfer(_entry("osscse", 42, 83.0, 70.0, limited=False), 83.20, 83.21)
+    seeds = [_with_transfer(_entry("focal", seed, 83.0, 70.0, limited=False), 83.20, after)
+             for seed, after in ((42, 83.10), (43, 83.40))]  # −0.10 and +0.20: above on average
+    for name, entry in (("simcse-seed42", first_vm), ("osscse-seed42", second_vm),
+                        ("focal-seed42", seeds[0]), ("focal-seed43", seeds[1])):
+        (tmp_path / f"{name}.json").write_text(json.dumps(entry))
+    lines = module.write_table().read_text().splitlines()
+    rows = {line.split(" | ")[0][2:]: line for line in lines if line.startswith("| ") and "| – |" not in line}
+    assert rows["simcse"].endswith("| 83.23 (below start) | 83.23 (below start) |")  # 83.23 < its own 83.24
+    assert rows["osscse"].endswith("| 83.21 | 83.21 |")  # above its own 83.20 (and under the other VM's 83.24)
+    assert rows["focal"].endswith("| 83.25 ± 0.15 | 83.25 ± 0.15 |")
+
+
 def test_compare_table_has_a_transfer_table_per_task(monkeypatch, tmp_path: Path) -> None:
     module = _load("compare")
     monkeypatch.setattr(module, "RESULTS", tmp_path)
