@@ -6,6 +6,10 @@ timed part is one ``builder.build(sentences, num_proc=N)``, forking the workers 
 the same sentences and the rows are checked to be identical; with ``--blocks-per-process B`` each count builds
 ``B`` blocks per process (for many cores, where one size for all would be too small or too long).
 
+With ``--repeats R`` each kind runs its counts R times, interleaved (1, 2, 1, 2, …) so that a drift of the
+machine's speed reaches every count alike, and each count's figure is its median run (all R are kept, in
+``seconds_each`` and ``samples``); ``speed_up`` is that median rate over the one-process median.
+
 The projection for 1M sentences at k cores assumes the measured per-process rate of the largest count
 measured, times k: a projection, not a measurement.
 """
@@ -55,6 +59,21 @@ def measure(kind: str, sentences: list[str], procs: int, spacy_model: str | None
         "per_process": round(rate / procs, 1), "machine": watch.record(),
         "rows_digest": hashlib.sha256(json.dumps(rows.to_dict(), sort_keys=True).encode()).hexdigest(), "skipped": dict(report.skipped),
     }
+
+
+def _median_run(samples: list[dict], kind: str, procs: int, repeats: int) -> dict:
+    """The median of one kind and count's runs (by wall time), with every run's seconds and machine record
+    when there are several, and its speed-up over the one-process median."""
+    mine = sorted((run for run in samples if run["kind"] == kind and run["processes"] == procs),
+                  key=lambda run: run["seconds"])
+    median = dict(mine[len(mine) // 2])
+    if repeats > 1:
+        median["seconds_each"] = [run["seconds"] for run in mine]
+        median["samples"] = [run["machine"] for run in mine]
+    one = sorted((run for run in samples if run["kind"] == kind and run["processes"] == 1), key=lambda run: run["seconds"])
+    if one:
+        median["speed_up"] = round(median["sentences_per_second"] / one[len(one) // 2]["sentences_per_second"], 2)
+    return median
 
 
 def projection(runs: list[dict]) -> dict[str, dict[str, float]]:
@@ -107,32 +126,37 @@ def main(argv: list[str] | None = None) -> None:
     size.add_argument("--blocks-per-process", type=int, default=None, help="B blocks per process instead")
     parser.add_argument("--corpus", default=None, help="sentence file (default: the shared Wikipedia corpus)")
     parser.add_argument("--spacy-model", default=None)
+    parser.add_argument("--repeats", type=int, default=1, help="runs of each count, interleaved; the figure is the median")
     parser.add_argument("--out", default="benchmarks/builders/results/parallel_quiet.json")
     parser.add_argument("--allow-load", action="store_true", help="do not wait for a quiet machine, and write the result even if it was loaded")
     args = parser.parse_args(argv)
     if any(p < 1 for p in args.procs):
         parser.error("--procs: every count must be at least 1")
+    if args.repeats < 1:
+        parser.error("--repeats: must be at least 1")
     largest = max(args.procs)
     wanted = args.blocks_per_process * BLOCK_SIZE * largest if args.blocks_per_process else args.sentences
     corpus = read_sentences(args.corpus, limit=wanted)
     if len(corpus) < wanted:
         parser.error(f"--corpus has {len(corpus)} lines, {wanted} needed")
-    runs = []
+    samples = []
     started = time.perf_counter()
     for kind in args.kinds:
-        for procs in args.procs:
-            count = args.blocks_per_process * BLOCK_SIZE * procs if args.blocks_per_process else args.sentences
-            # A fresh process per measurement: caches filled by an earlier one (lemmas, WordNet) must not help it.
-            with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as fresh:
-                runs.append(fresh.submit(
-                    measure, kind, corpus[:count], procs, args.spacy_model, args.allow_load
-                ).result())
+        for _ in range(args.repeats):
+            for procs in args.procs:
+                count = args.blocks_per_process * BLOCK_SIZE * procs if args.blocks_per_process else args.sentences
+                # A fresh process per measurement: caches filled by an earlier one (lemmas, WordNet) must not help it.
+                with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as fresh:
+                    samples.append(fresh.submit(
+                        measure, kind, corpus[:count], procs, args.spacy_model, args.allow_load
+                    ).result())
     same_size = args.blocks_per_process is None
     identical = {
-        kind: len({run["rows_digest"] for run in runs if run["kind"] == kind}) == 1 for kind in args.kinds
+        kind: len({run["rows_digest"] for run in samples if run["kind"] == kind}) == 1 for kind in args.kinds
     } if same_size else None
-    for run in runs:
+    for run in samples:
         run.pop("rows_digest")
+    runs = [_median_run(samples, kind, procs, args.repeats) for kind in args.kinds for procs in args.procs]
     result = {
         "command": command_line(__file__, argv),
         "block_size": BLOCK_SIZE, "runs": runs, "identical_rows": identical,
