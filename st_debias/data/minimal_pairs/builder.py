@@ -269,7 +269,8 @@ class MinimalPairBuilder:
         self.build_block(Block(0, ["The small cat did not chase the two dogs."], [0], 0))
 
     def build_block(self, block: Block) -> tuple[dict[str, list], BuildReport]:
-        """One block's rows, with each row's family and positive source as side columns, and its counts."""
+        """One block's rows, with each row's family, positive source and :func:`row_cues` as side columns, and
+        its counts."""
         from st_debias.data.spacy_pipeline import one_blas_thread
 
         report = BuildReport(builder=self.name)
@@ -283,7 +284,9 @@ class MinimalPairBuilder:
         t0 = time.perf_counter()
         positives, sources = self._positives(block, families, report, docs)
         report.timings["positives"] = time.perf_counter() - t0
-        rows: dict[str, list] = {"anchor": [], "positive": [], "negative": [], "_family": [], "_source": []}
+        rows: dict[str, list] = {
+            "anchor": [], "positive": [], "negative": [], "_family": [], "_source": [], "_cues": [],
+        }
         for k, family in enumerate(families):
             if family is None:
                 continue
@@ -293,8 +296,10 @@ class MinimalPairBuilder:
                     report.skipped["no_positive"] += 1
                     continue
                 positive = anchors[k]
-            for name, value in (("anchor", anchors[k]), ("positive", positive), ("negative", options[k][family]),
-                                ("_family", family), ("_source", sources[k])):
+            negative = options[k][family]
+            for name, value in (("anchor", anchors[k]), ("positive", positive), ("negative", negative),
+                                ("_family", family), ("_source", sources[k]),
+                                ("_cues", row_cues(anchors[k], positive, negative))):
                 rows[name].append(value)
         report.rows = report.anchors = len(rows["anchor"])
         return rows, report
@@ -303,10 +308,11 @@ class MinimalPairBuilder:
         """The rows as a dataset; :attr:`families`, :attr:`positive_sources` and the cue statistics of them."""
         self.families = rows.pop("_family", [])
         sources = rows.pop("_source", [])
+        cues = rows.pop("_cues", None)
         self.positive_sources = {row: source for row, source in enumerate(sources) if source is not None}
         columns = {name: rows.get(name, []) for name in ("anchor", "positive", "negative")}
         report.statistics.update(
-            cue_statistics(columns["anchor"], columns["positive"], columns["negative"], self.families)
+            cue_statistics(columns["anchor"], columns["positive"], columns["negative"], self.families, cues)
         )
         report.statistics["positive_fallbacks"] = dict(  # type: ignore[assignment]
             Counter(family for family, source in zip(self.families, sources) if source is None)
@@ -316,31 +322,40 @@ class MinimalPairBuilder:
         return Dataset.from_dict(columns)
 
 
+#: The per-row cue figures :func:`cue_statistics` averages, in the order :func:`row_cues` gives them.
+CUE_FIGURES = (
+    "positive_overlap", "negative_overlap", "positive_mer", "negative_mer",
+    "positive_changes_negation", "negative_changes_negation", "positive_is_anchor",
+)
+
+
+def row_cues(anchor: str, positive: str, negative: str) -> list[float]:
+    """One row's :data:`CUE_FIGURES`: word overlap and MER of each side with the anchor, whether each side
+    changes the count of negation words, and whether the positive is the anchor itself."""
+    negations = negation_count(anchor)
+    return [
+        lexical_overlap(anchor, positive), lexical_overlap(anchor, negative),
+        match_error_rate(anchor, positive), match_error_rate(anchor, negative),
+        float(negation_count(positive) != negations), float(negation_count(negative) != negations),
+        float(positive == anchor),
+    ]
+
+
 def cue_statistics(
-    anchors: Sequence[str], positives: Sequence[str], negatives: Sequence[str], families: Sequence[str]
+    anchors: Sequence[str], positives: Sequence[str], negatives: Sequence[str], families: Sequence[str],
+    cues: Sequence[Sequence[float]] | None = None,
 ) -> dict[str, object]:
     """Per family and overall: row share, mean word overlap and MER of each side with the anchor, and the
-    share of rows where each side changes the count of negation words (a cue the loss must not key on)."""
+    share of rows where each side changes the count of negation words (a cue the loss must not key on).
+    ``cues``: each row's :func:`row_cues`, when already computed (by the blocks, in their processes)."""
+    if cues is None:
+        cues = [row_cues(a, p, n) for a, p, n in zip(anchors, positives, negatives, strict=True)]
+    # One contiguous row per figure: each mean sums its values in the same (pairwise) order as np.mean of a list.
+    table = np.ascontiguousarray(np.asarray(cues, dtype=np.float64).reshape(len(anchors), len(CUE_FIGURES)).T)
 
     def summary(idx: list[int]) -> dict[str, float]:
-        def mean(values) -> float:
-            values = list(values)
-            return float(np.mean(values)) if values else float("nan")
-
-        return {
-            "rows": len(idx),
-            "positive_overlap": mean(lexical_overlap(anchors[i], positives[i]) for i in idx),
-            "negative_overlap": mean(lexical_overlap(anchors[i], negatives[i]) for i in idx),
-            "positive_mer": mean(match_error_rate(anchors[i], positives[i]) for i in idx),
-            "negative_mer": mean(match_error_rate(anchors[i], negatives[i]) for i in idx),
-            "positive_changes_negation": mean(
-                negation_count(positives[i]) != negation_count(anchors[i]) for i in idx
-            ),
-            "negative_changes_negation": mean(
-                negation_count(negatives[i]) != negation_count(anchors[i]) for i in idx
-            ),
-            "positive_is_anchor": mean(positives[i] == anchors[i] for i in idx),
-        }
+        means = [float(np.mean(values[idx])) if idx else float("nan") for values in table]
+        return {"rows": len(idx), **dict(zip(CUE_FIGURES, means, strict=True))}
 
     out: dict[str, object] = {"all": summary(list(range(len(anchors))))}
     for family in sorted(set(families)):

@@ -143,6 +143,8 @@ def test_builder_is_deterministic_and_balances_cues(negator, wiki):
         assert negative != anchor
         if family == "negation":
             assert negation_count(negative) != negation_count(anchor)
+    # The blocks compute each row's cue figures where they build it; the report equals them computed afresh.
+    assert cues == cue_statistics(rows["anchor"], rows["positive"], rows["negative"], first.families)["cues"]
 
 
 def test_builder_shares_are_met_where_available(negator, wiki):
