@@ -53,8 +53,10 @@ __all__ = [
 #: Sentences per block: the unit of work, of seeding and of sharding. Changing it changes which sentences
 #: share a block (minimal pairs assign their families per block), so it is part of every build's identity.
 BLOCK_SIZE = 1024
-#: Blocks each process builds between two saved parts (the resume granularity).
-BLOCKS_PER_PROCESS = 4
+#: Blocks each process builds between two saved parts (the resume granularity). Each part forks fresh
+#: workers, whose lazily filled caches (WordNet's parsed synsets, spaCy's lexemes) start cold again: a block's
+#: first use of them costs about half a block, so parts are made long.
+BLOCKS_PER_PROCESS = 16
 #: The record that carries the cleaning report (inputs, empty and duplicate lines) of a build.
 CLEANING_BLOCK = -1
 
