@@ -5,7 +5,8 @@ Each thread count then runs ``sample_negatives(..., num_proc=N)`` ``--repeats`` 
 (1, 2, 1, 2, …) so that a drift of the machine's speed reaches every count alike: the neighbour search
 (PyTorch's threads, the same for every count) and the draws, which ``num_proc`` shares out over threads. The
 figure is the median of the draws' wall time (``negative_draws_wall``: the word codes, the edit distances,
-eq. 1–4 and the draws); every run must give the same arrays (checked, ``identical_arrays``).
+eq. 1–4 and the draws); every run must give the same arrays (checked, ``identical_arrays``). A run's
+``processes`` field is its ``num_proc``: the thread count (the key kept from the forked version's files).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sentences", type=int, default=50_000)
     parser.add_argument("--procs", nargs="+", type=int, default=[1, 2], help="thread counts (num_proc)")
     parser.add_argument("--repeats", type=int, default=3, help="runs of each count; the figure is their median")
-    parser.add_argument("--out", default="benchmarks/builders/results/ipw_draws_quiet.json")
+    parser.add_argument("--out", default="benchmarks/builders/results/ipw_draws_threads.json")
     parser.add_argument("--allow-load", action="store_true", help="do not wait for a quiet machine, and write the result even if it was loaded")
     args = parser.parse_args(argv)
     if any(p < 1 for p in args.procs):

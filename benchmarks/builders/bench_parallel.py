@@ -7,8 +7,9 @@ the same sentences and the rows are checked to be identical; with ``--blocks-per
 ``B`` blocks per process (for many cores, where one size for all would be too small or too long).
 
 With ``--repeats R`` each kind runs its counts R times, interleaved (1, 2, 1, 2, …) so that a drift of the
-machine's speed reaches every count alike, and each count's figure is its median run (all R are kept, in
-``seconds_each`` and ``samples``); ``speed_up`` is that median rate over the one-process median.
+machine's speed reaches every count alike, and each count's figure is its median run (the slower of the two
+middle runs when R is even; all R are kept, in ``seconds_each`` and ``samples``); ``speed_up`` is that median
+rate over the one-process median.
 
 The projection for 1M sentences at k cores assumes the measured per-process rate of the largest count
 measured, times k: a projection, not a measurement.

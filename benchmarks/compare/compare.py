@@ -200,8 +200,8 @@ def _below_start(runs: list[dict], name: str, mean: float | None, start: dict) -
     own = [run[name] - run[OWN_START][name] for run in runs
            if run.get(name) is not None and run.get(OWN_START, {}).get(name) is not None]
     if own and len(own) == sum(run.get(name) is not None for run in runs):
-        return statistics.fmean(own) < 0
-    return start.get(name) is not None and mean < start[name]
+        return round(statistics.fmean(own), 9) < 0  # an exact tie is not below, whatever the float error
+    return start.get(name) is not None and round(mean - start[name], 9) < 0
 
 
 def write_table() -> Path:
@@ -327,7 +327,8 @@ def _plot(order: list[str], summary: dict, start: dict, own_start: dict[str, flo
         axis.set_xticks(range(len(order)), order, rotation=40, ha="right", fontsize=8)
         if start.get(metric) is not None:
             axis.axhline(start[metric], color="#c44e52", linestyle="--", label="start")
-        if metric == TRANSFER and own_start and any(abs(v - start[metric]) >= 0.005 for v in own_start.values()):
+        if (metric == TRANSFER and own_start and start.get(metric) is not None
+                and any(abs(v - start[metric]) >= 0.005 for v in own_start.values())):
             marks = [(i, own_start[r]) for i, r in enumerate(order) if r in own_start]
             axis.scatter(*zip(*marks, strict=True), marker="_", s=500, color="black", zorder=3,
                          label="start, in the same runs")

@@ -13,9 +13,9 @@ Every data kind of :data:`st_debias.data.kinds.DATA_KINDS` can be built, with th
 ``--generator`` picks the paraphrase (negation) or positive (ipw) candidates; the defaults are the recipes'
 choices: ``syntactic`` for negation rows, DebCSE's word ``edits`` for ipw rows.
 
-``--num-proc`` builds on that many processes (default: every usable core) with the same rows as one process:
-the blocks of the kinds built in blocks (every kind but ipw), whose interrupted builds resume from the parts
-kept under ``--cache-dir``, and the draws of ipw's negatives (eq. 1–4), over slices of the anchors.
+``--num-proc`` builds with that many workers (default: every usable core) and the same rows as one: processes
+for the blocks of the kinds built in blocks (every kind but ipw), whose interrupted builds resume from the parts
+kept under ``--cache-dir``, and threads for the draws of ipw's negatives (eq. 1–4), over chunks of the anchors.
 
 ``--shard I/N`` builds one of N parts (a job of a Slurm array, say): for the kinds built in blocks a part holds
 block records, and ``build merge`` finishes them into exactly the rows of one whole build; for ipw it holds the
@@ -107,7 +107,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--num-proc", type=int, default=None,
-        help="processes (default: every usable core): every kind's blocks, ipw's negative draws; same rows as 1",
+        help="workers (default: every usable core): processes for the blocks, threads for ipw's draws; same rows as 1",
     )
     parser.add_argument(
         "--shard", default=None, metavar="I/N",

@@ -175,8 +175,8 @@ class DataKind:
             cache_dir: the cache folder (default ``$ST_DEBIAS_CACHE``): embeddings, and the parts of a build in
                 blocks while it runs.
             show_progress_bar: progress bars.
-            num_proc: processes (None: every usable core): the blocks of a kind built in blocks, the negative
-                draws of ``ipw``; the rows are the same for any count.
+            num_proc: workers (None: every usable core): processes for the blocks of a kind built in blocks,
+                threads for the negative draws of ``ipw``; the rows are the same for any count.
             resume: keep a build's finished parts under ``cache_dir`` until it ends, and reuse them.
             **machinery: builder arguments a recipe does not set (``negator``; ``shard`` for ipw).
         """

@@ -57,6 +57,8 @@ BLOCK_SIZE = 1024
 #: workers, whose lazily filled caches (WordNet's parsed synsets, spaCy's lexemes) start cold again: a block's
 #: first use of them costs about half a block, so parts are made long.
 BLOCKS_PER_PROCESS = 16
+#: The most blocks a part holds whatever the process count, so that a build on many cores still saves parts.
+MAX_PART_BLOCKS = 256
 #: The record that carries the cleaning report (inputs, empty and duplicate lines) of a build.
 CLEANING_BLOCK = -1
 
@@ -342,7 +344,7 @@ def build_blocks(
     if not todo:
         return concatenate_datasets(parts)
     builder.prepare()
-    per_part = BLOCKS_PER_PROCESS * num_proc
+    per_part = min(BLOCKS_PER_PROCESS * num_proc, MAX_PART_BLOCKS)
     with _Shared(builder) as carried, _progress_bars(show_progress_bar):
         for first in range(0, len(todo), per_part):
             chunk = todo[first:first + per_part]

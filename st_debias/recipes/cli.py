@@ -48,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--cache-dir", default=None, help="cache for built rows and evaluations")
     train.add_argument(
         "--num-proc", type=int, default=None,
-        help="processes that build the training rows (default: every usable core); the rows are the same for any",
+        help="workers that build the training rows (default: every usable core); the rows are the same for any",
     )
     train.add_argument(
         "--start-as-candidate", action=argparse.BooleanOptionalAction, default=True,

@@ -62,8 +62,8 @@ def build_rows(
 ) -> tuple[Dataset, dict[str, Any]]:
     """Rows for ``recipe.data`` built from ``sentences`` with ``model`` as the guide; cached by content.
 
-    The rows build on ``num_proc`` processes (None: every usable core): a kind built in blocks block by block,
-    ``ipw`` its negative draws; any number gives the same rows.
+    The rows build with ``num_proc`` workers (None: every usable core): processes for a kind built in blocks,
+    threads for the negative draws of ``ipw``; any number gives the same rows.
 
     ``max_rows`` (default steps x batch size, times the process count under ``torchrun``) caps the rows kept.
     Rows of ``recipe.data.mix`` (read from ``data_dir``, default ``$ST_DEBIAS_DATA``) then replace their share.

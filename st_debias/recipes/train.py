@@ -148,8 +148,8 @@ def train_recipe(
         start_as_candidate: score the start model on STS-B dev too, as checkpoint 0: when no checkpoint scores
             above it, the saved model is the start model, with a warning (``best_checkpoint`` is ``"start"``).
             Training too long or too fast then cannot return a model worse on dev than the one it began with.
-        num_proc: processes that build the rows (``train --num-proc``; None: every usable core): the blocks of a
-            kind built in blocks, the negative draws of ``ipw``; any number gives the same rows.
+        num_proc: workers that build the rows (``train --num-proc``; None: every usable core): processes for a
+            kind built in blocks, threads for the negative draws of ``ipw``; any number gives the same rows.
 
     Raises:
         ValueError: a budget or data that cannot train a step, an output folder holding another run or in use by a

@@ -302,14 +302,18 @@ def test_compare_flags_a_run_below_the_start_model_of_its_own_machine(monkeypatc
     second_vm = _with_transfer(_entry("osscse", 42, 83.0, 70.0, limited=False), 83.20, 83.21)
     seeds = [_with_transfer(_entry("focal", seed, 83.0, 70.0, limited=False), 83.20, after)
              for seed, after in ((42, 83.10), (43, 83.40))]  # −0.10 and +0.20: above on average
+    tie = [_with_transfer(_entry("dclr", seed, 83.0, 70.0, limited=False), 83.20, after)
+           for seed, after in ((42, 83.30), (43, 83.10))]  # +0.1 and −0.1: a tie, −7e-15 in floats
     for name, entry in (("simcse-seed42", first_vm), ("osscse-seed42", second_vm),
-                        ("focal-seed42", seeds[0]), ("focal-seed43", seeds[1])):
+                        ("focal-seed42", seeds[0]), ("focal-seed43", seeds[1]),
+                        ("dclr-seed42", tie[0]), ("dclr-seed43", tie[1])):
         (tmp_path / f"{name}.json").write_text(json.dumps(entry))
     lines = module.write_table().read_text().splitlines()
     rows = {line.split(" | ")[0][2:]: line for line in lines if line.startswith("| ") and "| – |" not in line}
     assert rows["simcse"].endswith("| 83.23 (below start) | 83.23 (below start) |")  # 83.23 < its own 83.24
     assert rows["osscse"].endswith("| 83.21 | 83.21 |")  # above its own 83.20 (and under the other VM's 83.24)
     assert rows["focal"].endswith("| 83.25 ± 0.15 | 83.25 ± 0.15 |")
+    assert rows["dclr"].endswith("| 83.20 ± 0.10 | 83.20 ± 0.10 |")
 
 
 def test_compare_table_has_a_transfer_table_per_task(monkeypatch, tmp_path: Path) -> None:

@@ -113,8 +113,10 @@ class _Counting:
         return Dataset.from_dict(rows)
 
 
-def test_an_interrupted_build_resumes_from_its_saved_parts(wiki, tmp_path, monkeypatch):
-    monkeypatch.setattr(parallel, "BLOCKS_PER_PROCESS", 2)
+@pytest.mark.parametrize(("per_process", "most"), [(2, 256), (4, 2)])  # parts of two blocks either way
+def test_an_interrupted_build_resumes_from_its_saved_parts(wiki, tmp_path, monkeypatch, per_process, most):
+    monkeypatch.setattr(parallel, "BLOCKS_PER_PROCESS", per_process)
+    monkeypatch.setattr(parallel, "MAX_PART_BLOCKS", most)
     sentences = wiki[:100]
     with pytest.raises(BlockError):
         build_blocks(_Counting(fail_on=sentences[75].strip()), sentences, block_size=10, resume_folder=tmp_path)

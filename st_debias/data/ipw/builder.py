@@ -119,8 +119,9 @@ def sample_negatives(
         chunk_size: anchors per edit-distance/probability chunk (bounds memory; a few thousand keep a
             chunk's arrays in the CPU's cache).
         show_progress_bar: progress bars.
-        num_proc: threads for eq. 1–4 and the draws, each taking chunks of ``chunk_size`` anchors in turn
-            (rapidfuzz's edit distance and numpy's array operations release the GIL). The draws are keyed by
+        num_proc: threads for eq. 1–4 and the draws, each taking chunks of at most ``chunk_size`` anchors in
+            turn (a shard of fewer than ``num_proc * chunk_size`` anchors is split evenly between them;
+            rapidfuzz's edit distance and numpy's array operations release the GIL). The draws are keyed by
             anchor, so the arrays are the same for any ``num_proc`` and ``chunk_size``. The neighbour search
             runs before them, on PyTorch's threads.
     """
@@ -150,7 +151,9 @@ def sample_negatives(
     codes = _word_codes(sentences, anchor_ids, table.indices)
     timings["negative_word_codes"] = time.perf_counter() - t0
     # The draws of each anchor depend on its own pool only: chunks of anchors, on ``num_proc`` threads.
-    bounds = [(a, min(a + chunk_size, n)) for a in range(0, n, chunk_size)]
+    # A shard smaller than ``num_proc`` chunks is split evenly, so that every thread gets a share.
+    step = max(1, min(chunk_size, -(-n // num_proc)))
+    bounds = [(a, min(a + step, n)) for a in range(0, n, step)]
 
     def draw(chunk: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, float]]:
         a, b = chunk

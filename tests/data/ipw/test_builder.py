@@ -97,29 +97,44 @@ def test_shards_merge_to_the_unsharded_build(built, session_tiny_model, cache_di
         assert report.statistics[key] == pytest.approx(full[key], rel=1e-9), key
 
 
-def test_two_threads_draw_the_same_negatives_and_rows(built, session_tiny_model, cache_dir, wiki):
-    """``num_proc`` shares eq. 1–4 and the draws out over threads: every array, the rows and the report's counts
-    and statistics equal one thread's (the draws are keyed by anchor, the search is the same)."""
+def test_two_threads_draw_the_same_negatives_and_rows(built, session_tiny_model, cache_dir, wiki, monkeypatch):
+    """``num_proc`` shares eq. 1–4 and the draws out over threads, also on a shard smaller than one chunk:
+    every array, the rows and the report's counts and statistics equal one thread's (the draws are keyed by
+    anchor, the search is the same)."""
+    from st_debias.data.ipw import builder as ipw_builder
+
+    pools = []
+
+    class CountingPool(ipw_builder.ThreadPoolExecutor):
+        def __init__(self, max_workers: int) -> None:
+            pools.append(max_workers)
+            super().__init__(max_workers)
+
+    monkeypatch.setattr(ipw_builder, "ThreadPoolExecutor", CountingPool)
     sentences = wiki[:150]
     emb = encode_corpus(sentences, session_tiny_model, cache_dir=cache_dir, show_progress_bar=False)
-    kwargs = dict(pool_size=16, negative_range=RANGE, seed=5, chunk_size=7, show_progress_bar=False)
+    kwargs = dict(pool_size=16, negative_range=RANGE, seed=5, show_progress_bar=False)
     one = sample_negatives(sentences, emb, **kwargs)
-    for num_proc, query_range in ((2, None), (3, (11, 140))):
-        many = sample_negatives(sentences, emb, num_proc=num_proc, query_range=query_range, **kwargs)
+    assert pools == []
+    for num_proc, query_range, chunk_size in ((2, None, 4096), (3, (11, 140), 4096), (3, None, 7)):
+        many = sample_negatives(
+            sentences, emb, num_proc=num_proc, query_range=query_range, chunk_size=chunk_size, **kwargs
+        )
+        assert pools.pop() == num_proc and pools == []
         part = one if query_range is None else sample_negatives(sentences, emb, query_range=query_range, **kwargs)
-        assert "negative_draws_wall" in many.timings
         for name in ("anchor_ids", "chosen", "cosine", "probability", "pool_sizes"):
             assert getattr(many, name).tobytes() == getattr(part, name).tobytes(), (num_proc, name)
     builder, dataset = built
     parallel = _builder(session_tiny_model, cache_dir, num_proc=2)
     assert parallel.build(sentences).to_dict() == dataset.to_dict()
+    assert pools == [2]
     assert parallel.report.skipped == builder.report.skipped and parallel.report.rows == builder.report.rows
     assert parallel.report.statistics == builder.report.statistics
     with pytest.raises(ValueError, match="num_proc must be an int >= 1"):
         _builder(session_tiny_model, cache_dir, num_proc=0)
     with pytest.raises(ValueError, match="chunk_size must be at least 1"):
         sample_negatives(sentences, emb, pool_size=16, chunk_size=0, show_progress_bar=False)
-    empty = sample_negatives(sentences, emb, num_proc=2, query_range=(5, 5), **kwargs)
+    empty = sample_negatives(sentences, emb, num_proc=2, query_range=(5, 5), chunk_size=7, **kwargs)
     assert empty.chosen.shape == (0, 2) and empty.anchor_ids.shape == (0,)
 
 

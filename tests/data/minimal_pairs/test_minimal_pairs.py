@@ -8,7 +8,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from st_debias.data.minimal_pairs.builder import MinimalPairBuilder, cue_statistics
+from st_debias.data.io.report import BuildReport
+from st_debias.data.minimal_pairs.builder import MinimalPairBuilder, cue_statistics, row_cues
 from st_debias.data.minimal_pairs.edits import (
     Declined,
     antonym,
@@ -145,6 +146,23 @@ def test_builder_is_deterministic_and_balances_cues(negator, wiki):
             assert negation_count(negative) != negation_count(anchor)
     # The blocks compute each row's cue figures where they build it; the report equals them computed afresh.
     assert cues == cue_statistics(rows["anchor"], rows["positive"], rows["negative"], first.families)["cues"]
+
+
+def test_finish_computes_the_cues_that_older_parts_lack(negator, wiki):
+    """Parts saved before the blocks computed each row's cue figures hold no ``_cues``: a resumed build that
+    joins them with newer parts has cue figures for some rows only, and must compute them all afresh."""
+    builder = MinimalPairBuilder(negator=negator, seed=3)
+    rows = builder.build(wiki[:120]).to_dict()
+    half = len(rows["anchor"]) // 2
+    joined = {
+        **rows,
+        "_family": list(builder.families),
+        "_source": [builder.positive_sources.get(row) for row in range(len(rows["anchor"]))],
+        "_cues": [row_cues(*row) for row in zip(rows["anchor"][:half], rows["positive"][:half], rows["negative"][:half])],
+    }
+    report = BuildReport("minimal_pairs")
+    MinimalPairBuilder(negator=negator, seed=3).finish(joined, report)
+    assert report.statistics["cues"] == builder.report.statistics["cues"]
 
 
 def test_builder_shares_are_met_where_available(negator, wiki):
