@@ -482,7 +482,7 @@ def test_docs_reference_figures_are_the_committed_results():
     simcse = run("benchmarks/compare/results/100-steps/simcse-seed42.json")
     st_debias = run("benchmarks/compare/results/100-steps/st-debias-seed42.json")
     second_vm = [run(f"benchmarks/compare/results/100-steps/{name}-seed42.json")["after"]
-                 for name in ("focal", "dclr", "osscse")]
+                 for name in ("focal", "dclr", "debcse", "osscse")]
     mpnet = run("benchmarks/transfer/results/mpnet.json")["runs"]["cold"]["result"]
     mpnet_entry = {"transfer": mpnet["scores"], "transfer_selection": mpnet["selection"],
                    "transfer_details": mpnet["details"]}
