@@ -294,3 +294,28 @@ def test_result_files_cited_by_the_docs_exist():
     assert cited, "the docs cite no file at all: the pattern above is broken"
     missing = sorted(path for path in cited if not (ROOT / path).exists())
     assert not missing, f"cited in docs/ but missing from the repository: {missing}"
+
+
+def test_recipes_page_table_is_the_committed_comparison():
+    """docs/recipes.md's table of the packaged recipes is read from the committed 100-step comparison
+    (``benchmarks/compare/results/100-steps/summary.json``), not typed: each row, its seed count and every
+    figure, rounded as shown."""
+    import json
+
+    summary = json.loads((ROOT / "benchmarks/compare/results/100-steps/summary.json").read_text(encoding="utf-8"))
+    page = (DOCS / "recipes.md").read_text(encoding="utf-8")
+    section = page.split("## How the figures were measured", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith(("| `", "| start"))]
+    columns = ("STS-7 avg", "STS-B Cont", "STS-B Oppn", "CANNOT neg. cosine", "word-order cosine",
+               "neg. meaning (ii) ↑", "neg. meaning (iii) polarity cluster ↓", "transfer avg")
+    expected = [("start", summary["start"])] + list(summary["recipes"].items())
+    assert len(rows) == len(expected)
+    for row, (name, figures) in zip(rows, expected, strict=True):
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        assert cells[0].strip("`").startswith(name)
+        means = [figures[c]["mean"] if isinstance(figures[c], dict) else figures[c] for c in columns]
+        shown = [float(cell.split(" ± ")[0]) for cell in cells[2:]]
+        decimals = [len(cell.split(" ± ")[0].split(".")[1]) for cell in cells[2:]]
+        assert shown == [round(m, d) for m, d in zip(means, decimals, strict=True)], name
+        if name != "start":
+            assert int(cells[1]) == figures["STS-7 avg"]["n"]
