@@ -1,0 +1,53 @@
+"""Score a model trained by a dev-selection run on the test side: the STS-7, the bias probes and the seven
+SentEval transfer tasks, the evaluation ``compare.py`` gives its trained models. Run it after the variant was
+chosen, never to choose one.
+
+    python benchmarks/recipe_v5/score_test.py outputs/recipe_v5/cpu-dev-500/v5-nm20-lam2e3-seed42/model \
+        --out benchmarks/recipe_v5/results/cpu-dev-500/v5-nm20-lam2e3-seed42-test.json
+
+The file holds the model's recipe (from its ``st_debias_recipe.yaml``), the evaluation entry (``after``, as in a
+``compare.py`` result) and the provenance stamp.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
+from benchmarks.harness.provenance import command_line, stamp, write_stamped_json  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("model", help="a model folder saved by train_recipe")
+    parser.add_argument("--out", required=True, help="the JSON file to write")
+    args = parser.parse_args(argv)
+    folder = Path(args.model)
+    recipe_file = folder / "st_debias_recipe.yaml"
+    if not recipe_file.is_file():
+        parser.error(f"{folder}: no st_debias_recipe.yaml (not a model saved by train_recipe)")
+    from sentence_transformers import SentenceTransformer
+
+    from st_debias.evaluation import evaluate_model
+    from st_debias.recipes.config import read_recipe_yaml
+
+    recipe = read_recipe_yaml(recipe_file.read_text(encoding="utf-8"))
+    started = time.perf_counter()
+    after = evaluate_model(SentenceTransformer(str(folder)), ("sts", "bias", "transfer"), label=recipe["name"])
+    entry = {
+        "command": command_line(__file__, argv),
+        "model": str(folder),
+        "recipe": recipe,
+        "wall_s": round(time.perf_counter() - started, 1),
+        "after": after,
+    }
+    write_stamped_json(Path(args.out), entry, stamp(), indent=1)
+    print(f"[score] {args.out}: STS-7 {after['sts']['avg']:.2f}, transfer {after['transfer']['avg']:.2f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
