@@ -310,7 +310,7 @@ class MinimalPairBuilder:
         sources = rows.pop("_source", [])
         cues = rows.pop("_cues", None)
         if cues is not None and len(cues) != len(rows.get("anchor", [])):
-            cues = None  # parts saved before the blocks computed them: compute every row's afresh
+            cues = None  # some parts hold none (saved by an older st_debias): compute every row's afresh
         self.positive_sources = {row: source for row, source in enumerate(sources) if source is not None}
         columns = {name: rows.get(name, []) for name in ("anchor", "positive", "negative")}
         report.statistics.update(
