@@ -6,7 +6,8 @@ chosen, never to choose one.
         --out benchmarks/recipe_v5/results/cpu-dev-500/v5-nm20-lam2e3-seed42-test.json
 
 The file holds the model's recipe (from its ``st_debias_recipe.yaml``), the evaluation entry (``after``, as in a
-``compare.py`` result) and the provenance stamp.
+``compare.py`` result), the wall time with the machine load before and after (not a timing target), and the
+provenance stamp.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import time
 from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-from benchmarks.harness.provenance import command_line, stamp, write_stamped_json  # noqa: E402
+from benchmarks.harness.provenance import command_line, stamp, uptime, write_stamped_json  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,13 +36,14 @@ def main(argv: list[str] | None = None) -> int:
     from st_debias.recipes.config import read_recipe_yaml
 
     recipe = read_recipe_yaml(recipe_file.read_text(encoding="utf-8"))
-    started = time.perf_counter()
+    load_before, started = uptime(), time.perf_counter()
     after = evaluate_model(SentenceTransformer(str(folder)), ("sts", "bias", "transfer"), label=recipe["name"])
     entry = {
         "command": command_line(__file__, argv),
         "model": str(folder),
         "recipe": recipe,
         "wall_s": round(time.perf_counter() - started, 1),
+        "machine": {"uptime_before": load_before, "uptime_after": uptime()},
         "after": after,
     }
     write_stamped_json(Path(args.out), entry, stamp(), indent=1)

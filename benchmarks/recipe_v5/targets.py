@@ -4,7 +4,7 @@ the trained model and of the start model scored in the same run).
 
     python benchmarks/recipe_v5/targets.py
 
-writes ``results/targets-100.md``. A target on the start model compares each seed with the start model of its
+writes ``results/targets-100.md`` and the same figures, stamped, as ``results/targets-100.json``. A target on the start model compares each seed with the start model of its
 own run (two machines score the transfer tasks a few hundredths apart; everything else is the same there).
 """
 
@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root
+from benchmarks.harness.provenance import write_stamped_json  # noqa: E402
 from st_debias.files import atomic_write_text  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -82,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     seeds = [run["seed"] for run in runs]
     before = [figures(run["before"]) for run in runs]
     after = [figures(run["after"]) for run in runs]
+    rows: list[dict] = []
     lines = [
         f"# `{args.recipe}` at 100 steps against its targets ({len(runs)} seeds)",
         "",
@@ -101,11 +103,14 @@ def main(argv: list[str] | None = None) -> int:
         met_mean = _target(name, mean, statistics.fmean(b[name] for b in before), other_means)
         verdict = ("met" if met_mean else "**missed**") + ("" if all(met_each) == met_mean else
                                                            f" (seeds: {sum(met_each)} of {len(seeds)} met)")
+        rows.append({"figure": name, "start": [b[name] for b in before], "seeds": dict(zip(seeds, values, strict=True)),
+                     "mean": mean, "target": TARGETS.get(name, "≥ start"), "met": met_mean, "met_per_seed": met_each})
         lines.append(
             f"| {name} | {before[0][name]:.{decimals}f} | " + " | ".join(f"{v:.{decimals}f}" for v in values)
             + f" | {mean:.{decimals}f} | {TARGETS.get(name, '≥ start')} | {verdict} |"
         )
     atomic_write_text(Path(args.out), "\n".join(lines) + "\n")
+    write_stamped_json(Path(args.out).with_suffix(".json"), {"recipe": args.recipe, "figures": rows})
     print("\n".join(lines))
     return 0
 
