@@ -17,53 +17,46 @@ import sys
 from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root
+from benchmarks.compare.compare import _bias_metrics, _metrics, _three_decimals  # noqa: E402
 from benchmarks.harness.provenance import write_stamped_json  # noqa: E402
 from st_debias.files import atomic_write_text  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 COMPARE = HERE.parents[0] / "compare" / "results" / "100-steps"
-OPPN_SETS = ("STS13", "STS14", "STS15", "STS16", "STSBenchmark")
+#: The figures the targets name, as ``compare.py`` calls them (STS-7, Cont/Oppn per set, the probes, transfer).
+FIGURES = (
+    "STS-7 avg",
+    *(f"{name} {part}" for name in ("STS13", "STS14", "STS15", "STS16", "STS-B") for part in ("Oppn", "Cont")),
+    "CANNOT neg. cosine", "word-order cosine",
+    "neg. meaning (i) ↑", "neg. meaning (ii) ↑", "neg. meaning (iii) polarity cluster ↓", "transfer avg",
+)
+#: Lower is better for these; the rest are higher-is-better.
+LOWER_IS_BETTER = ("CANNOT neg. cosine", "word-order cosine", "neg. meaning (iii) polarity cluster ↓")
+TARGETS = {
+    "STS-7 avg": "≥ 80.0 and ≥ every other recipe's mean", "STS-B Oppn": "≥ start and ≥ 67.5",
+    "CANNOT neg. cosine": "≤ 0.80", "word-order cosine": "≤ 0.85",
+    "neg. meaning (iii) polarity cluster ↓": "≤ start",
+}
 
 
-def figures(entry: dict) -> dict[str, float]:
-    """The figures the targets name, from one evaluation entry (``before`` or ``after``)."""
-    bias = entry["bias"]
-    split = bias["cont_oppn"]
-    meaning = bias["negation_meaning"]
-    out = {"STS-7": entry["sts"]["avg"]}
-    for name in OPPN_SETS:
-        out[f"Oppn {name}"] = split[name]["oppn"]["spearman"]
-        out[f"Cont {name}"] = split[name]["cont"]["spearman"]
-    out |= {
-        "CANNOT ↓": bias["negation"]["mean_cosine"],
-        "word order ↓": bias["word_order"]["mean_cosine"],
-        "(i) ↑": meaning["paraphrase_over_affirmative"],
-        "(ii) ↑": meaning["paraphrase_over_negated_antonym"],
-        "(iii) ↓": meaning["polarity_cluster"],
-        "transfer avg": entry["transfer"]["avg"],
-    }
-    return out
+def figures(evaluation: dict) -> dict[str, float]:
+    """:data:`FIGURES` of one evaluation entry (a run's ``before`` or ``after``), read by ``compare.py``'s tables."""
+    entry = {"after": evaluation}
+    table = {**_metrics(entry), **_bias_metrics(entry)}
+    return {name: table[name] for name in FIGURES}
 
 
 def _target(name: str, value: float, start: float, others: list[float]) -> bool:
     """Whether ``value`` meets the issue's target for figure ``name``."""
-    if name == "STS-7":
+    if name == "STS-7 avg":
         return value >= 80.0 and all(value >= other for other in others)
-    if name == "Oppn STSBenchmark":
+    if name == "STS-B Oppn":
         return value >= max(start, 67.5)
-    if name == "CANNOT ↓":
+    if name == "CANNOT neg. cosine":
         return value <= 0.80
-    if name == "word order ↓":
+    if name == "word-order cosine":
         return value <= 0.85
-    if name.endswith("↓"):
-        return value <= start
-    return value >= start
-
-
-TARGETS = {
-    "STS-7": "≥ 80.0 and ≥ every other recipe's mean", "Oppn STSBenchmark": "≥ start and ≥ 67.5",
-    "CANNOT ↓": "≤ 0.80", "word order ↓": "≤ 0.85", "(iii) ↓": "≤ start",
-}
+    return value <= start if name in LOWER_IS_BETTER else value >= start
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,12 +64,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--recipe", default="st-debias")
     parser.add_argument("--out", default=str(HERE / "results" / "targets-100.md"))
     args = parser.parse_args(argv)
-    runs = [json.loads(p.read_text()) for p in sorted(COMPARE.glob(f"{args.recipe}-seed*.json"))]
+    entries = [json.loads(path.read_text()) for path in sorted(COMPARE.glob("*-seed*.json"))]
+    runs = [entry for entry in entries if entry["recipe"] == args.recipe]
     if not runs:
         raise SystemExit(f"no {args.recipe} runs in {COMPARE}")
     others: dict[str, list[float]] = {}
-    for path in COMPARE.glob("*-seed*.json"):
-        entry = json.loads(path.read_text())
+    for entry in entries:
         if entry["recipe"] != args.recipe:
             others.setdefault(entry["recipe"], []).append(entry["after"]["sts"]["avg"])
     other_means = [statistics.fmean(values) for values in others.values()]
@@ -96,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         "|---|---:|" + "---:|" * (len(seeds) + 1) + "---|---|",
     ]
     for name in after[0]:
-        decimals = 3 if name.endswith(("↑", "↓")) and not name.startswith(("Oppn", "Cont")) else 2
+        decimals = 3 if _three_decimals(name) else 2
         values = [figures_[name] for figures_ in after]
         mean = statistics.fmean(values)
         met_each = [_target(name, v, b[name], other_means) for v, b in zip(values, before, strict=True)]
