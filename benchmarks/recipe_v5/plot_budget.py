@@ -4,6 +4,8 @@ one folder.
 
     python benchmarks/recipe_v5/plot_budget.py benchmarks/recipe_v5/results/dev-1000
 
+``--also`` adds result files from other folders (a baseline run) to the plot and the table.
+
 Writes ``budget.png``, ``budget.md`` (per variant: the lowest and the last checkpoint score, the first
 step below the start model if any) and the curves, stamped, as ``budget.json`` into that folder.
 """
@@ -22,11 +24,16 @@ from st_debias.files import atomic_write_text  # noqa: E402
 METRIC = "eval_sts-dev_spearman_cosine"
 
 
-def curves(folder: Path) -> tuple[dict[str, list[tuple[int, float]]], float | None]:
-    """Per variant, (step, STS-B dev × 100) of every checkpoint; and the start model's score at 32 tokens."""
+def curves(
+    folder: Path, extra: list[Path] | None = None
+) -> tuple[dict[str, list[tuple[int, float]]], float | None]:
+    """Per variant, (step, STS-B dev × 100) of every checkpoint; and the start model's score at 32 tokens.
+
+    ``extra`` result files (e.g. another study's baseline run) are read after the folder's own.
+    """
     out: dict[str, list[tuple[int, float]]] = {}
     start = None
-    for path in sorted(folder.glob("*-seed*.json")):
+    for path in [*sorted(folder.glob("*-seed*.json")), *(extra or [])]:
         entry = json.loads(path.read_text())
         points = [(e["step"], 100 * e[METRIC]) for e in entry.get("log_history", []) if METRIC in e]
         if points:
@@ -44,8 +51,15 @@ def main(argv: list[str] | None = None) -> int:
         "--highlight", nargs="+", default=None, metavar="VARIANT",
         help="variants drawn in colour and named in the legend; the others are drawn thin and grey (default: all)",
     )
+    parser.add_argument(
+        "--also", nargs="+", type=Path, default=[], metavar="RESULT_JSON",
+        help="result files from other folders to draw with this folder's (a baseline run, for instance)",
+    )
     args = parser.parse_args(argv)
-    data, start = curves(args.folder)
+    missing = [str(path) for path in args.also if not path.is_file()]
+    if missing:
+        parser.error(f"--also: no such file: {', '.join(missing)}")
+    data, start = curves(args.folder, args.also)
     if not data:
         raise SystemExit(f"no result file with a checkpoint history in {args.folder}")
     import matplotlib

@@ -203,6 +203,20 @@ def _fmt(value: float, key: str) -> str:
     return f"{value:.3f}" if key.startswith(("neg", "word", "mp", "nm")) else f"{value:.2f}"
 
 
+def check_inputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse a recipe that does not load or a model folder that does not exist, before any scoring (exit 2)."""
+    from st_debias.recipes import load_recipe
+
+    for path in args.variants:
+        try:
+            load_recipe(path)
+        except (OSError, ValueError) as error:
+            parser.error(str(error))
+    missing = [folder for folder in args.score_models if not Path(folder).is_dir()]
+    if missing:
+        parser.error(f"--score-models: no such folder: {', '.join(missing)}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("variants", nargs="*", help="recipe YAML files (or packaged recipe names)")
@@ -232,6 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     TRANSFER = args.transfer
     if args.results_dir:
         RESULTS = Path(args.results_dir).resolve()
+    check_inputs(parser, args)
     if not args.table:
         start_scores()
         for folder in args.score_models:
