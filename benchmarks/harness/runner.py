@@ -7,6 +7,7 @@ options it started with (``started.json`` in its work folder records them)."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -22,13 +23,18 @@ STARTED = "started.json"
 """File of a run's work folder recording the code (stamp), recipe and options the run started with."""
 
 
+def _seed_files(folder: Path) -> list[Path]:
+    return sorted(path for path in folder.glob("*-seed*.json") if re.search(r"-seed\d+\.json$", path.name))
+
+
 def result_files(folder: Path) -> tuple[list[Path], list[Path]]:
-    """The ``*-seed*.json`` result files of ``folder``, and the archived (unstamped) ones of ``folder/archive``
+    """The ``<name>-seed<N>.json`` result files of ``folder`` (not ``…-seed<N>-test.json`` and other files
+    scored from a run), and the archived (unstamped) ones of ``folder/archive``
     whose name has no file in ``folder``: a table is built from both, a stamped rerun replacing the archived
     file."""
-    current = sorted(folder.glob("*-seed*.json"))
+    current = _seed_files(folder)
     names = {path.name for path in current}
-    archived = [path for path in sorted((folder / ARCHIVE).glob("*-seed*.json")) if path.name not in names]
+    archived = [path for path in _seed_files(folder / ARCHIVE) if path.name not in names]
     return current, archived
 
 

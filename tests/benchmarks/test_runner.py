@@ -416,3 +416,14 @@ def test_select_table_fills_in_unstamped_results_from_the_archive(monkeypatch, t
     lines = module.write_table().read_text().splitlines()
     assert next(line for line in lines if line.startswith("| old |")).startswith("| old | 1 | 85.50 |")
     assert next(line for line in lines if line.startswith("| new |")).startswith("| new | 1 | 86.50 |")
+
+
+def test_result_files_take_seed_runs_only_not_files_scored_from_them(tmp_path: Path) -> None:
+    for name in ("simcse-seed42.json", "v6-seed43.json", "v6-seed43-test.json", "start.json", "select.md"):
+        (tmp_path / name).write_text("{}")
+    (tmp_path / runner.ARCHIVE).mkdir()
+    for name in ("simcse-seed42.json", "old-seed1.json", "old-seed1-test.json"):
+        (tmp_path / runner.ARCHIVE / name).write_text("{}")
+    current, archived = runner.result_files(tmp_path)
+    assert [path.name for path in current] == ["simcse-seed42.json", "v6-seed43.json"]
+    assert [path.name for path in archived] == ["old-seed1.json"]
