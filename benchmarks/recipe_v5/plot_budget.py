@@ -19,6 +19,7 @@ from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
 from benchmarks.harness.provenance import write_stamped_json  # noqa: E402
+from benchmarks.harness.runner import result_files  # noqa: E402
 from st_debias.files import atomic_write_text  # noqa: E402
 
 METRIC = "eval_sts-dev_spearman_cosine"
@@ -33,7 +34,7 @@ def curves(
     """
     out: dict[str, list[tuple[int, float]]] = {}
     start = None
-    for path in [*sorted(folder.glob("*-seed*.json")), *(extra or [])]:
+    for path in [*result_files(folder)[0], *(extra or [])]:
         entry = json.loads(path.read_text())
         points = [(e["step"], 100 * e[METRIC]) for e in entry.get("log_history", []) if METRIC in e]
         if points:
