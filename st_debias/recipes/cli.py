@@ -8,12 +8,14 @@ import sys
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from .config import available_recipes
+    from .selection import KEEP_CHOICES
 
     train = subparsers.add_parser(
         "train",
         help="train a model with a debiasing recipe and show before/after scores",
-        description="Build the recipe's rows (cached), train with SentenceTransformerTrainer selecting the best "
-        "checkpoint on STS-B dev, save the model with its model card, and print the before/after evaluation.",
+        description="Build the recipe's rows (cached), train with SentenceTransformerTrainer keeping the best (or, "
+        "with --keep last, the last) checkpoint on STS-B dev, save the model with its model card, and print the "
+        "before/after evaluation.",
     )
     train.add_argument("--recipe", required=True, help=f"one of {available_recipes()} or a YAML file")
     train.add_argument("--model", default=None, help="start model: hub id or folder (default all-MiniLM-L6-v2)")
@@ -23,6 +25,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--learning-rate", type=float, default=None)
     train.add_argument("--max-seq-length", type=int, default=None)
     train.add_argument("--eval-steps", type=int, default=None, help="STS-B dev evaluation/checkpoint interval")
+    train.add_argument(
+        "--keep", choices=KEEP_CHOICES, default=None,
+        help="which weights to save: the best STS-B dev checkpoint or the last one (default: the recipe's)",
+    )
     train.add_argument("--sentences", type=int, default=None, help="corpus sentences to use (default steps x batch size)")
     train.add_argument("--seed", type=int, default=None)
     train.add_argument("--output", default="outputs/run", help="run folder (checkpoints/, model/, eval/)")
@@ -89,6 +95,7 @@ def run_train(args: argparse.Namespace) -> int:
             max_seq_length=args.max_seq_length,
             eval_steps=args.eval_steps,
             sentences=args.sentences,
+            keep=args.keep,
             seed=args.seed,
         )
         if recipe.training.eval_steps > recipe.training.steps:
@@ -126,11 +133,14 @@ def run_train(args: argparse.Namespace) -> int:
     if result.best_checkpoint == "start":
         selection = result.selection
         print(
-            f"\nSaved model: {result.model_dir}  (the start model's weights: no checkpoint beat its STS-B dev score "
-            f"{selection['start_score']:.4f}; the best reached {_score(selection['best_checkpoint_score'])})"
+            f"\nSaved model: {result.model_dir}  (the start model's weights: "
+            f"{'no checkpoint beat' if selection['keep'] == 'best' else 'the last checkpoint did not beat'} its "
+            f"STS-B dev score "
+            f"{selection['start_score']:.4f}; the {selection['keep']} reached "
+            f"{_score(selection[selection['keep'] + '_checkpoint_score'])})"
         )
     else:
-        print(f"\nSaved model: {result.model_dir}  (best checkpoint: {result.best_checkpoint})")
+        print(f"\nSaved model: {result.model_dir}  ({result.selection['keep']} checkpoint: {result.best_checkpoint})")
     if result.table:
         from st_debias.evaluation.report import reuse_note
 

@@ -21,6 +21,7 @@ import yaml
 from st_debias.data.kinds import DATA_KINDS
 
 from .losses import LossConfig, check_loss_config
+from .selection import KEEP_CHOICES
 
 #: Sources ``data.mix`` can take rows from (:func:`st_debias.recipes.data.mix_source_rows`).
 MIX_SOURCES = ("nli", "negation_meaning")
@@ -45,6 +46,9 @@ class TrainingConfig:
     seed: int = 42
     eval_steps: int = 50
     sentences: int | None = None  # corpus sentences to use; default steps * batch_size
+    #: Which weights the run saves: ``best`` (the checkpoint with the best STS-B dev score) or ``last`` (the
+    #: final step's). Either way the start model is kept instead when it scores at least as high.
+    keep: str = "best"
 
 
 @dataclass
@@ -123,7 +127,11 @@ def _section(cls, values: dict[str, Any] | None, where: str):
 
 def _check_training(training: TrainingConfig, where: str) -> None:
     """Types and ranges of the training budget (``int`` fields take integers, ``float`` fields numbers)."""
+    if training.keep not in KEEP_CHOICES:
+        raise ValueError(f"Recipe {where}: training.keep must be one of {list(KEEP_CHOICES)}, got {training.keep!r}.")
     for item in dataclasses.fields(TrainingConfig):
+        if item.name == "keep":
+            continue
         value = getattr(training, item.name)
         optional = "None" in str(item.type)
         if value is None and optional:

@@ -1,4 +1,5 @@
-"""Which weights a run keeps: the best checkpoint on STS-B dev, or the start model when none beats it."""
+"""Which weights a run keeps: the best checkpoint on STS-B dev or the last one, or the start model when it scores
+at least as high."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import logging
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -18,11 +20,15 @@ logger = logging.getLogger(__name__)
 #: The trainer's metric for the best checkpoint: Spearman of cosine on STS-B dev.
 BEST_METRIC = "eval_sts-dev_spearman_cosine"
 
+#: The values of ``training.keep``: the checkpoint with the best STS-B dev score, or the final step's weights.
+KEEP_CHOICES = ("best", "last")
 
-def held_dev_score(state: TrainerState) -> float | None:
+
+def held_dev_score(state: TrainerState, keep: str = "best") -> float | None:
     """STS-B dev score of the weights the model holds after training: the best checkpoint's when it was loaded,
-    else (a resumed run whose best checkpoint is gone, or no score ever above -inf) the last one logged."""
-    if state.best_model_checkpoint is not None and state.best_metric is not None:
+    else (``keep="last"``, a resumed run whose best checkpoint is gone, or no score ever above -inf) the last one
+    logged, which the trainer scores at the final step."""
+    if keep == "best" and state.best_model_checkpoint is not None and state.best_metric is not None:
         return float(state.best_metric)
     logged = [entry[BEST_METRIC] for entry in state.log_history if BEST_METRIC in entry]
     return float(logged[-1]) if logged else None
@@ -61,20 +67,37 @@ class StartCandidate:
 
 
 def select_weights(
-    state: TrainerState, model: SentenceTransformer, start: StartCandidate | None, evaluator: Any
+    state: TrainerState,
+    model: SentenceTransformer,
+    start: StartCandidate | None,
+    evaluator: Any,
+    *,
+    keep: str = "best",
+    checkpoints_dir: str | Path | None = None,
 ) -> dict[str, Any]:
     """Settle which weights ``model`` keeps and return the selection record (``selection.json``).
 
-    The trainer has loaded the best checkpoint; when ``start`` (the start model, scored before training) scores at
-    least as high on STS-B dev, its weights are restored, with a warning, and ``kept`` is ``"start"``.
+    With ``keep="best"`` the trainer has loaded the best checkpoint; with ``keep="last"`` the model holds the final
+    step's weights (``checkpoints_dir/checkpoint-<step>``). When ``start`` (the start model, scored before
+    training) scores at least as high on STS-B dev as the weights held, its weights are restored, with a warning,
+    and ``kept`` is ``"start"``.
     """
-    held = held_dev_score(state)
-    selection: dict[str, Any] = {
-        "metric": BEST_METRIC,
-        "best_checkpoint": state.best_model_checkpoint,
-        "best_checkpoint_score": held if held is not None and math.isfinite(held) else None,
-        "kept": state.best_model_checkpoint,
-    }
+    if keep not in KEEP_CHOICES:
+        raise ValueError(f"keep must be one of {list(KEEP_CHOICES)}, got {keep!r}")
+    held = held_dev_score(state, keep)  # NaN when the held weights scored NaN: the start model then wins
+    recorded = held if held is not None and math.isfinite(held) else None
+    selection: dict[str, Any] = {"metric": BEST_METRIC, "keep": keep, "best_checkpoint": state.best_model_checkpoint}
+    if keep == "last":
+        best = state.best_metric if state.best_model_checkpoint is not None else None
+        held_checkpoint = str(Path(checkpoints_dir or ".") / f"checkpoint-{state.global_step}")
+        selection["best_checkpoint_score"] = float(best) if best is not None and math.isfinite(best) else None
+        selection["last_checkpoint"] = held_checkpoint
+        selection["last_checkpoint_score"] = recorded
+        model.model_card_data.set_best_model_step(state.global_step)
+    else:  # the best checkpoint's score, or the last one's when a resumed run lost its best checkpoint
+        held_checkpoint = state.best_model_checkpoint
+        selection["best_checkpoint_score"] = recorded
+    selection["kept"] = held_checkpoint
     if start is None:
         return selection
     selection["start_score"] = start.dev_score
@@ -84,9 +107,9 @@ def select_weights(
         model.model_card_data.set_best_model_step(0)
         model.model_card_data.eval_results_dict[evaluator] = start.metrics
         logger.warning(
-            "No checkpoint beat the start model on STS-B dev (start %.4f, best checkpoint %s at %s): the saved "
-            "model is the start model. Train fewer steps or at a lower --learning-rate.",
-            start.dev_score, "NaN" if selection["best_checkpoint_score"] is None else f"{held:.4f}",
-            state.best_model_checkpoint or "the last step",
+            "%s the start model on STS-B dev (start %.4f, %s checkpoint %s at %s): the saved model is the start "
+            "model. Train fewer steps or at a lower --learning-rate.",
+            "No checkpoint beat" if keep == "best" else "The last checkpoint did not beat",
+            start.dev_score, keep, "NaN" if recorded is None else f"{recorded:.4f}", held_checkpoint or "the last step",
         )
     return selection

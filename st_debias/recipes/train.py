@@ -129,8 +129,8 @@ def train_recipe(
         recipe: a loaded recipe (:func:`st_debias.recipes.load_recipe`), training fields already overridden.
         model: start model (hub id or folder); default: all-MiniLM-L6-v2 (packaged copy offline).
         corpus: a text file with one sentence per line; default ``$ST_DEBIAS_DATA/corpus/wiki_sentences.txt``.
-        output_dir: run folder: ``checkpoints/``, ``model/`` (the best checkpoint, or the start model when none beat
-            it on STS-B dev; with model card), ``selection.json`` (the dev scores compared), ``eval/``.
+        output_dir: run folder: ``checkpoints/``, ``model/`` (the best checkpoint, or the last with
+            ``training.keep: last``; the start model when that one did not beat it on STS-B dev; with model card), ``selection.json`` (the dev scores compared), ``eval/``.
         data_dir: data folder for evaluation (default ``$ST_DEBIAS_DATA``).
         resume_from_checkpoint: True (newest complete checkpoint in ``output_dir/checkpoints``) or a checkpoint
             path; the folder's ``run.json`` must name the same recipe, model, corpus and seed.
@@ -249,7 +249,7 @@ def _training_arguments(training: TrainingConfig, output_dir: Path, show_progres
         save_strategy="steps",
         save_steps=training.eval_steps,
         save_total_limit=2,
-        load_best_model_at_end=True,
+        load_best_model_at_end=training.keep == "best",  # "last": the final step's weights (always scored)
         metric_for_best_model=BEST_METRIC,
         greater_is_better=True,
         logging_steps=max(1, training.eval_steps // 5),
@@ -342,7 +342,7 @@ def _train(run: _Run, rows: Any, loss: Any, gradient_share_every: int, start_as_
         announce(
             f"Training: {training.steps} steps of {training.batch_size} rows ({', '.join(rows.column_names)}; up to "
             f"{training.max_seq_length} tokens) from {len(rows)} rows, STS-B dev every {training.eval_steps} steps "
-            f"to keep the best checkpoint ({torch_threads()}) -> {run.output_dir}…",
+            f"to keep the {training.keep} checkpoint ({torch_threads()}) -> {run.output_dir}…",
             run.show_progress_bar,
         )
     with stop_on_signal:
@@ -372,7 +372,10 @@ def _publish(run: _Run, trainer: Any, before: dict[str, Any] | None, data_report
     card = model.model_card_data
     card.add_tags(["st-debias", f"st-debias-recipe-{recipe.name}"])
     card.model_name = f"{run.start_label} fine-tuned with the st_debias '{recipe.name}' recipe (v{recipe.version})"
-    selection = select_weights(trainer.state, model, run.start, run.dev_evaluator)
+    selection = select_weights(
+        trainer.state, model, run.start, run.dev_evaluator, keep=recipe.training.keep,
+        checkpoints_dir=run.output_dir / "checkpoints",
+    )
     best_checkpoint = selection["kept"]
     trained_label = f"{recipe.name} (trained)"
     if best_checkpoint == "start":

@@ -140,6 +140,7 @@ BAD_RECIPE_FIELDS = [
     ("data: {kind: simcse, options: {num_negatives: 2}}", "data kind 'simcse' takes no options"),
     ("training: {steps: many}", "training.steps must be an integer, got 'many'"),
     ("training: {learning_rate: 0}", "training.learning_rate must be > 0"),
+    ("training: {keep: final}", r"training.keep must be one of \['best', 'last'\], got 'final'"),
 ]
 
 

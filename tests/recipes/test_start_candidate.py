@@ -41,12 +41,12 @@ def _weights(model: SentenceTransformer) -> dict[str, torch.Tensor]:
     return {name: tensor.detach().clone() for name, tensor in model.state_dict().items()}
 
 
-def _train(tiny_bert_dir: Path, tmp_path: Path, monkeypatch, scores: list[float], **kwargs):
+def _train(tiny_bert_dir: Path, tmp_path: Path, monkeypatch, scores: list[float], keep: str = "best", **kwargs):
     evaluator = ScriptedDevEvaluator(scores)
     monkeypatch.setattr(st_debias.evaluation, "sts_dev_evaluator", lambda data_dir=None: evaluator)
     # A learning rate this high moves the weights visibly in 4 steps, so "kept the start" shows in them.
     recipe = override(load_recipe("simcse"), steps=4, batch_size=8, eval_steps=2, max_seq_length=16,
-                      learning_rate=1e-2)
+                      learning_rate=1e-2, keep=keep)
     result = train_recipe(recipe, model=tiny_bert_dir, output_dir=tmp_path / "run", evaluate=False,
                           cache_dir=tmp_path / "cache", show_progress_bar=False, **kwargs)
     return result, evaluator
@@ -70,6 +70,7 @@ def test_start_model_is_kept_when_no_checkpoint_beats_it(
     assert result.best_checkpoint == "start"
     assert result.selection == {
         "metric": "eval_sts-dev_spearman_cosine",
+        "keep": "best",
         "best_checkpoint": str(tmp_path / "run" / "checkpoints" / "checkpoint-4"),
         "best_checkpoint_score": 0.60,
         "start_score": 0.80,
@@ -119,6 +120,59 @@ def test_start_candidate_can_be_switched_off(tiny_bert_dir: Path, tmp_path: Path
     assert not _same(_weights(SentenceTransformer(str(result.model_dir))), start_weights)
 
 
+def test_keep_last_saves_the_final_weights_over_a_better_mid_run_checkpoint(
+    tiny_bert_dir: Path, tmp_path: Path, monkeypatch, start_weights, caplog
+) -> None:
+    """``training.keep: last``: a checkpoint that peaked mid-run on STS-B dev is recorded, not saved."""
+    result, evaluator = _train(tiny_bert_dir, tmp_path, monkeypatch, scores=[0.40, 0.60, 0.50], keep="last")
+    checkpoints = tmp_path / "run" / "checkpoints"
+    assert evaluator.calls == 3
+    assert result.best_checkpoint == str(checkpoints / "checkpoint-4")
+    assert result.selection == {
+        "metric": "eval_sts-dev_spearman_cosine",
+        "keep": "last",
+        "best_checkpoint": str(checkpoints / "checkpoint-2"),
+        "best_checkpoint_score": 0.60,
+        "last_checkpoint": str(checkpoints / "checkpoint-4"),
+        "last_checkpoint_score": 0.50,
+        "kept": str(checkpoints / "checkpoint-4"),
+        "start_score": 0.40,
+    }
+    saved = _weights(SentenceTransformer(str(result.model_dir)))
+    assert _same(saved, _weights(SentenceTransformer(str(checkpoints / "checkpoint-4"))))
+    assert not _same(saved, _weights(SentenceTransformer(str(checkpoints / "checkpoint-2"))))
+    assert "| **4** |" in (result.model_dir / "README.md").read_text(), "the card bolds the step saved"
+    assert "beat the start model" not in caplog.text
+
+
+def test_keep_last_still_falls_back_to_the_start_model(
+    tiny_bert_dir: Path, tmp_path: Path, monkeypatch, start_weights, caplog
+) -> None:
+    result, _ = _train(tiny_bert_dir, tmp_path, monkeypatch, scores=[0.55, 0.60, 0.50], keep="last")
+    assert result.best_checkpoint == "start"
+    assert result.selection["last_checkpoint_score"] == 0.50 and result.selection["best_checkpoint_score"] == 0.60
+    assert _same(_weights(SentenceTransformer(str(result.model_dir))), start_weights)
+    assert "The last checkpoint did not beat the start model on STS-B dev (start 0.5500, last checkpoint 0.5000" in (
+        caplog.text
+    )
+
+
+def test_cli_keep_last(tiny_bert_dir: Path, tmp_path: Path, monkeypatch, capsys) -> None:
+    from st_debias.cli import main
+
+    monkeypatch.setattr(st_debias.evaluation, "sts_dev_evaluator",
+                        lambda data_dir=None: ScriptedDevEvaluator([0.9, 0.95, 0.1]))
+    args = ["train", "--recipe", "simcse", "--model", str(tiny_bert_dir), "--steps", "4", "--eval-steps", "2",
+            "--batch-size", "8", "--max-seq-length", "16", "--cache-dir", str(tmp_path / "cache"), "--no-eval"]
+    assert main([*args, "--output", str(tmp_path / "run"), "--keep", "last"]) == 0
+    assert "(the start model's weights: the last checkpoint did not beat its STS-B dev score 0.9000; the last " \
+        "reached 0.1000)" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as refused:
+        main([*args, "--output", str(tmp_path / "other"), "--keep", "final"])
+    assert refused.value.code == 2 and "--keep: invalid choice: 'final'" in capsys.readouterr().err
+    assert not (tmp_path / "other").exists()
+
+
 def test_cli_says_the_start_model_was_saved(tiny_bert_dir: Path, tmp_path: Path, monkeypatch, capsys) -> None:
     from st_debias.cli import main
 
@@ -144,3 +198,5 @@ def test_the_trained_score_is_that_of_the_weights_held() -> None:
                                         log_history=history)) == 0.7
     assert held_dev_score(TrainerState(best_model_checkpoint=None, best_metric=0.7, log_history=history)) == 0.5
     assert held_dev_score(TrainerState(log_history=[{"loss": 1.0}])) is None
+    assert held_dev_score(TrainerState(best_model_checkpoint="run/checkpoint-2", best_metric=0.7,
+                                        log_history=history), keep="last") == 0.5
