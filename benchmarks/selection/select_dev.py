@@ -20,6 +20,9 @@ versions) matches the current code, else trained again (``--reuse-stale`` keeps 
 Models already trained by ``compare.py`` are scored the same way without training again:
 
     python benchmarks/selection/select_dev.py --score-models outputs/compare/osscse-seed42/model ...
+
+A trainer checkpoint of a run (``<run>/checkpoints/checkpoint-N``) is scored at the length of the run's
+``model/`` (the checkpoint itself holds the training length, 32 tokens), its recipe read from ``model/``.
 """
 
 from __future__ import annotations
@@ -118,22 +121,32 @@ def run_one(path: str, seed: int, args: argparse.Namespace) -> Path:
     )
 
 
+def run_model_of(folder: Path) -> Path | None:
+    """The run's ``model/`` folder when ``folder`` is one of its trainer checkpoints (``checkpoints/checkpoint-N``),
+    else None."""
+    return folder.parent.parent / "model" if (folder / "trainer_state.json").is_file() else None
+
+
 def score_model(folder: str) -> Path:
-    """Dev scores of a model saved by ``train_recipe`` (its ``st_debias_recipe.yaml`` names recipe and seed)."""
+    """Dev scores of a model saved by ``train_recipe`` (its ``st_debias_recipe.yaml`` names recipe and seed), or of
+    one of the run's trainer checkpoints. A checkpoint is saved at the training length (32 tokens); it is scored
+    at the length of the run's ``model/``, as the saved model and the start model are."""
     from sentence_transformers import SentenceTransformer
 
     from st_debias.recipes.config import read_recipe_yaml
 
-    recipe = read_recipe_yaml((Path(folder) / "st_debias_recipe.yaml").read_text(encoding="utf-8"))
+    folder = Path(folder)
+    run_model = run_model_of(folder)
+    recipe = read_recipe_yaml(((run_model or folder) / "st_debias_recipe.yaml").read_text(encoding="utf-8"))
     seed = recipe["training"]["seed"]
     target = RESULTS / f"{recipe['name']}-seed{seed}.json"
-    entry = {
-        "variant": recipe["name"],
-        "seed": seed,
-        "recipe": recipe,
-        "model": str(folder),
-        "scores": dev_scores(SentenceTransformer(str(folder))),
-    }
+    model = SentenceTransformer(str(folder))
+    entry = {"variant": recipe["name"], "seed": seed, "recipe": recipe, "model": str(folder)}
+    if run_model is not None:
+        model.max_seq_length = SentenceTransformer(str(run_model)).max_seq_length
+        entry["checkpoint_step"] = json.loads((folder / "trainer_state.json").read_text())["global_step"]
+    entry["max_seq_length"] = model.max_seq_length
+    entry["scores"] = dev_scores(model)
     write_stamped_json(target, entry, stamp(), indent=1)
     print(f"[select] {target.name}: {entry['scores']}", flush=True)
     return target
@@ -215,6 +228,10 @@ def check_inputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
     missing = [folder for folder in args.score_models if not Path(folder).is_dir()]
     if missing:
         parser.error(f"--score-models: no such folder: {', '.join(missing)}")
+    for folder in map(Path, args.score_models):
+        recipe_file = (run_model_of(folder) or folder) / "st_debias_recipe.yaml"
+        if not recipe_file.is_file():
+            parser.error(f"--score-models {folder}: no {recipe_file} to name the recipe and seed")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -122,3 +122,27 @@ def test_pair_stats_writes_a_stamped_result(tmp_path: Path, monkeypatch) -> None
     written = json.loads(out.read_text())
     assert {"snli_devtest_triplets", "wiki1m_head_first20_as_simcse", "provenance"} <= set(written)
     assert written["provenance"]["packages"]["st_debias"]
+
+
+def test_select_dev_scores_a_checkpoint_at_the_saved_models_length(tiny_model, tmp_path: Path, monkeypatch) -> None:
+    """Failure mode: a trainer checkpoint holds the training length (32 tokens), so scoring it as it loads
+    compared a 32-token model with start and final models scored at their own length."""
+    module = _load(BENCHMARKS / "selection" / "select_dev.py", monkeypatch)
+    run = tmp_path / "run"
+    tiny_model.max_seq_length = 64
+    tiny_model.save(str(run / "model"))
+    (run / "model" / "st_debias_recipe.yaml").write_text("name: v\nversion: 1\ntraining: {seed: 7}\n")
+    tiny_model.max_seq_length = 16
+    checkpoint = run / "checkpoints" / "checkpoint-3"
+    tiny_model.save(str(checkpoint))
+    (checkpoint / "trainer_state.json").write_text(json.dumps({"global_step": 3}))
+    lengths: list[int] = []
+    monkeypatch.setattr(module, "dev_scores", lambda model: lengths.append(model.max_seq_length) or {"dev": 1.0})
+    monkeypatch.setattr(module, "RESULTS", tmp_path / "results")
+    written = json.loads(module.score_model(str(checkpoint)).read_text())
+    assert lengths == [64]
+    assert (written["variant"], written["seed"], written["checkpoint_step"], written["max_seq_length"]) == ("v", 7, 3, 64)
+    (run / "model" / "st_debias_recipe.yaml").unlink()
+    with pytest.raises(SystemExit) as refused:
+        module.main(["--score-models", str(checkpoint), "--results-dir", str(tmp_path / "results")])
+    assert refused.value.code == 2
