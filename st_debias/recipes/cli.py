@@ -132,12 +132,11 @@ def run_train(args: argparse.Namespace) -> int:
         return 0
     if result.best_checkpoint == "start":
         selection = result.selection
+        keep = selection["keep"]
+        verdict = "no checkpoint beat" if keep == "best" else "the last checkpoint did not beat"
         print(
-            f"\nSaved model: {result.model_dir}  (the start model's weights: "
-            f"{'no checkpoint beat' if selection['keep'] == 'best' else 'the last checkpoint did not beat'} its "
-            f"STS-B dev score "
-            f"{selection['start_score']:.4f}; the {selection['keep']} reached "
-            f"{_score(selection[selection['keep'] + '_checkpoint_score'])})"
+            f"\nSaved model: {result.model_dir}  (the start model's weights: {verdict} its STS-B dev score "
+            f"{selection['start_score']:.4f}; the {keep} reached {_score(selection[f'{keep}_checkpoint_score'])})"
         )
     else:
         print(f"\nSaved model: {result.model_dir}  ({result.selection['keep']} checkpoint: {result.best_checkpoint})")

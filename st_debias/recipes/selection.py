@@ -7,10 +7,11 @@ import logging
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import torch
     from sentence_transformers import SentenceTransformer
     from transformers import TrainerState
@@ -66,14 +67,18 @@ class StartCandidate:
         model.load_state_dict(self.state)
 
 
+def _finite(score: float | None) -> float | None:
+    return float(score) if score is not None and math.isfinite(score) else None
+
+
 def select_weights(
     state: TrainerState,
     model: SentenceTransformer,
     start: StartCandidate | None,
     evaluator: Any,
     *,
-    keep: str = "best",
-    checkpoints_dir: str | Path | None = None,
+    keep: str,
+    checkpoints_dir: Path,
 ) -> dict[str, Any]:
     """Settle which weights ``model`` keeps and return the selection record (``selection.json``).
 
@@ -82,15 +87,12 @@ def select_weights(
     training) scores at least as high on STS-B dev as the weights held, its weights are restored, with a warning,
     and ``kept`` is ``"start"``.
     """
-    if keep not in KEEP_CHOICES:
-        raise ValueError(f"keep must be one of {list(KEEP_CHOICES)}, got {keep!r}")
     held = held_dev_score(state, keep)  # NaN when the held weights scored NaN: the start model then wins
-    recorded = held if held is not None and math.isfinite(held) else None
+    recorded = _finite(held)
     selection: dict[str, Any] = {"metric": BEST_METRIC, "keep": keep, "best_checkpoint": state.best_model_checkpoint}
     if keep == "last":
-        best = state.best_metric if state.best_model_checkpoint is not None else None
-        held_checkpoint = str(Path(checkpoints_dir or ".") / f"checkpoint-{state.global_step}")
-        selection["best_checkpoint_score"] = float(best) if best is not None and math.isfinite(best) else None
+        held_checkpoint = str(checkpoints_dir / f"checkpoint-{state.global_step}")
+        selection["best_checkpoint_score"] = _finite(state.best_metric) if state.best_model_checkpoint else None
         selection["last_checkpoint"] = held_checkpoint
         selection["last_checkpoint_score"] = recorded
         model.model_card_data.set_best_model_step(state.global_step)

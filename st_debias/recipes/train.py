@@ -130,7 +130,8 @@ def train_recipe(
         model: start model (hub id or folder); default: all-MiniLM-L6-v2 (packaged copy offline).
         corpus: a text file with one sentence per line; default ``$ST_DEBIAS_DATA/corpus/wiki_sentences.txt``.
         output_dir: run folder: ``checkpoints/``, ``model/`` (the best checkpoint, or the last with
-            ``training.keep: last``; the start model when that one did not beat it on STS-B dev; with model card), ``selection.json`` (the dev scores compared), ``eval/``.
+            ``training.keep: last``; the start model when that one did not beat it on STS-B dev; with model card),
+            ``selection.json`` (the dev scores compared), ``eval/``.
         data_dir: data folder for evaluation (default ``$ST_DEBIAS_DATA``).
         resume_from_checkpoint: True (newest complete checkpoint in ``output_dir/checkpoints``) or a checkpoint
             path; the folder's ``run.json`` must name the same recipe, model, corpus and seed.
