@@ -5,6 +5,9 @@ chosen, never to choose one.
     python benchmarks/recipe_v5/score_test.py outputs/recipe_v5/cpu-dev-500/v5-nm20-lam2e3-seed42/model \
         --out benchmarks/recipe_v5/results/cpu-dev-500/v5-nm20-lam2e3-seed42-test.json
 
+The model may also be one of the run's trainer checkpoints (``checkpoints/checkpoint-N``): it is scored at the
+length of the run's ``model/``, and the file records ``checkpoint_step``.
+
 The file holds the model's recipe (from its ``st_debias_recipe.yaml``), the evaluation entry (``after``, as in a
 ``compare.py`` result), the wall time with the machine load before and after (not a timing target), and the
 provenance stamp.
@@ -19,28 +22,26 @@ from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
 from benchmarks.harness.provenance import command_line, stamp, uptime, write_stamped_json  # noqa: E402
+from benchmarks.harness.trained import load_trained, recipe_file_of  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("model", help="a model folder saved by train_recipe")
+    parser.add_argument("model", help="a model folder saved by train_recipe, or one of its run's trainer checkpoints")
     parser.add_argument("--out", required=True, help="the JSON file to write")
     args = parser.parse_args(argv)
     folder = Path(args.model)
-    recipe_file = folder / "st_debias_recipe.yaml"
-    if not recipe_file.is_file():
-        parser.error(f"{folder}: no st_debias_recipe.yaml (not a model saved by train_recipe)")
-    from sentence_transformers import SentenceTransformer
-
+    if not recipe_file_of(folder).is_file():
+        parser.error(f"{folder}: no {recipe_file_of(folder)} (not a model or checkpoint saved by train_recipe)")
     from st_debias.evaluation import evaluate_model
-    from st_debias.recipes.config import read_recipe_yaml
 
-    recipe = read_recipe_yaml(recipe_file.read_text(encoding="utf-8"))
+    model, recipe, loaded = load_trained(folder)
     load_before, started = uptime(), time.perf_counter()
-    after = evaluate_model(SentenceTransformer(str(folder)), ("sts", "bias", "transfer"), label=recipe["name"])
+    after = evaluate_model(model, ("sts", "bias", "transfer"), label=recipe["name"])
     entry = {
         "command": command_line(__file__, argv),
         "model": str(folder),
+        **loaded,
         "recipe": recipe,
         "wall_s": round(time.perf_counter() - started, 1),
         "machine": {"uptime_before": load_before, "uptime_after": uptime()},

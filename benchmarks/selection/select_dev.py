@@ -36,6 +36,7 @@ from pathlib import Path
 sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
 from benchmarks.harness.provenance import stamp, write_stamped_json  # noqa: E402
 from benchmarks.harness.runner import result_files, reusable, train_and_record  # noqa: E402
+from benchmarks.harness.trained import load_trained, recipe_file_of  # noqa: E402
 from st_debias.files import atomic_write_text  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -121,31 +122,13 @@ def run_one(path: str, seed: int, args: argparse.Namespace) -> Path:
     )
 
 
-def run_model_of(folder: Path) -> Path | None:
-    """The run's ``model/`` folder when ``folder`` is one of its trainer checkpoints (``checkpoints/checkpoint-N``),
-    else None."""
-    return folder.parent.parent / "model" if (folder / "trainer_state.json").is_file() else None
-
-
 def score_model(folder: str) -> Path:
     """Dev scores of a model saved by ``train_recipe`` (its ``st_debias_recipe.yaml`` names recipe and seed), or of
-    one of the run's trainer checkpoints. A checkpoint is saved at the training length (32 tokens); it is scored
-    at the length of the run's ``model/``, as the saved model and the start model are."""
-    from sentence_transformers import SentenceTransformer
-
-    from st_debias.recipes.config import read_recipe_yaml
-
-    folder = Path(folder)
-    run_model = run_model_of(folder)
-    recipe = read_recipe_yaml(((run_model or folder) / "st_debias_recipe.yaml").read_text(encoding="utf-8"))
+    one of the run's trainer checkpoints, scored at the length of the run's ``model/`` (:func:`load_trained`)."""
+    model, recipe, loaded = load_trained(Path(folder))
     seed = recipe["training"]["seed"]
     target = RESULTS / f"{recipe['name']}-seed{seed}.json"
-    model = SentenceTransformer(str(folder))
-    entry = {"variant": recipe["name"], "seed": seed, "recipe": recipe, "model": str(folder)}
-    if run_model is not None:
-        model.max_seq_length = SentenceTransformer(str(run_model)).max_seq_length
-        entry["checkpoint_step"] = json.loads((folder / "trainer_state.json").read_text())["global_step"]
-    entry["max_seq_length"] = model.max_seq_length
+    entry = {"variant": recipe["name"], "seed": seed, "recipe": recipe, "model": folder, **loaded}
     entry["scores"] = dev_scores(model)
     write_stamped_json(target, entry, stamp(), indent=1)
     print(f"[select] {target.name}: {entry['scores']}", flush=True)
@@ -229,7 +212,7 @@ def check_inputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
     if missing:
         parser.error(f"--score-models: no such folder: {', '.join(missing)}")
     for folder in map(Path, args.score_models):
-        recipe_file = (run_model_of(folder) or folder) / "st_debias_recipe.yaml"
+        recipe_file = recipe_file_of(folder)
         if not recipe_file.is_file():
             parser.error(f"--score-models {folder}: no {recipe_file} to name the recipe and seed")
 

@@ -124,10 +124,8 @@ def test_pair_stats_writes_a_stamped_result(tmp_path: Path, monkeypatch) -> None
     assert written["provenance"]["packages"]["st_debias"]
 
 
-def test_select_dev_scores_a_checkpoint_at_the_saved_models_length(tiny_model, tmp_path: Path, monkeypatch) -> None:
-    """Failure mode: a trainer checkpoint holds the training length (32 tokens), so scoring it as it loads
-    compared a 32-token model with start and final models scored at their own length."""
-    module = _load(BENCHMARKS / "selection" / "select_dev.py", monkeypatch)
+def _run_with_checkpoint(tiny_model, tmp_path: Path) -> Path:
+    """A train_recipe run folder: ``model/`` saved at 64 tokens, ``checkpoints/checkpoint-3`` at the training 16."""
     run = tmp_path / "run"
     tiny_model.max_seq_length = 64
     tiny_model.save(str(run / "model"))
@@ -136,13 +134,45 @@ def test_select_dev_scores_a_checkpoint_at_the_saved_models_length(tiny_model, t
     checkpoint = run / "checkpoints" / "checkpoint-3"
     tiny_model.save(str(checkpoint))
     (checkpoint / "trainer_state.json").write_text(json.dumps({"global_step": 3}))
+    return checkpoint
+
+
+def test_select_dev_scores_a_checkpoint_at_the_saved_models_length(tiny_model, tmp_path: Path, monkeypatch) -> None:
+    """Failure mode: a trainer checkpoint holds the training length (32 tokens), so scoring it as it loads
+    compared a 32-token model with start and final models scored at their own length."""
+    module = _load(BENCHMARKS / "selection" / "select_dev.py", monkeypatch)
+    checkpoint = _run_with_checkpoint(tiny_model, tmp_path)
     lengths: list[int] = []
     monkeypatch.setattr(module, "dev_scores", lambda model: lengths.append(model.max_seq_length) or {"dev": 1.0})
     monkeypatch.setattr(module, "RESULTS", tmp_path / "results")
     written = json.loads(module.score_model(str(checkpoint)).read_text())
     assert lengths == [64]
     assert (written["variant"], written["seed"], written["checkpoint_step"], written["max_seq_length"]) == ("v", 7, 3, 64)
-    (run / "model" / "st_debias_recipe.yaml").unlink()
+    (checkpoint.parent.parent / "model" / "st_debias_recipe.yaml").unlink()
     with pytest.raises(SystemExit) as refused:
         module.main(["--score-models", str(checkpoint), "--results-dir", str(tmp_path / "results")])
     assert refused.value.code == 2
+
+
+def test_score_test_scores_a_checkpoint_at_the_saved_models_length(tiny_model, tmp_path: Path, monkeypatch) -> None:
+    """The test-side scorer loads a checkpoint as the dev scorer does, and records which weights it scored."""
+    import st_debias.evaluation
+
+    module = _load(BENCHMARKS / "recipe_v5" / "score_test.py", monkeypatch)
+    checkpoint = _run_with_checkpoint(tiny_model, tmp_path)
+    lengths: list[int] = []
+
+    def evaluate(model, tasks, label):
+        lengths.append(model.max_seq_length)
+        return {"sts": {"avg": 80.0}, "transfer": {"avg": 83.0}}
+
+    monkeypatch.setattr(st_debias.evaluation, "evaluate_model", evaluate)
+    out = tmp_path / "test.json"
+    assert module.main([str(checkpoint), "--out", str(out)]) == 0
+    written = json.loads(out.read_text())
+    assert lengths == [64]
+    assert (written["recipe"]["name"], written["checkpoint_step"], written["max_seq_length"]) == ("v", 3, 64)
+    assert written["provenance"]["packages"]["st_debias"]
+    with pytest.raises(SystemExit) as refused:
+        module.main([str(tmp_path), "--out", str(tmp_path / "none.json")])
+    assert refused.value.code == 2 and not (tmp_path / "none.json").exists()

@@ -1,0 +1,40 @@
+"""What ``train_recipe`` saved, loaded for scoring: a run's ``model/`` folder or one of its trainer checkpoints."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+
+def run_model_of(folder: Path) -> Path | None:
+    """The run's ``model/`` folder when ``folder`` is one of its trainer checkpoints (``checkpoints/checkpoint-N``),
+    else None."""
+    return folder.parent.parent / "model" if (folder / "trainer_state.json").is_file() else None
+
+
+def recipe_file_of(folder: Path) -> Path:
+    """The ``st_debias_recipe.yaml`` that names the recipe and seed of a model folder or of a checkpoint's run."""
+    return (run_model_of(folder) or folder) / "st_debias_recipe.yaml"
+
+
+def load_trained(folder: Path) -> tuple[SentenceTransformer, dict[str, Any], dict[str, Any]]:
+    """The model, its recipe, and which weights were loaded (``checkpoint_step`` for a checkpoint, and
+    ``max_seq_length``). A checkpoint holds the training length (32 tokens); it is set to the length of its run's
+    ``model/``, so that it is scored as the saved model and the start model are."""
+    from sentence_transformers import SentenceTransformer
+
+    from st_debias.recipes.config import read_recipe_yaml
+
+    recipe = read_recipe_yaml(recipe_file_of(folder).read_text(encoding="utf-8"))
+    model = SentenceTransformer(str(folder))
+    loaded: dict[str, Any] = {}
+    run_model = run_model_of(folder)
+    if run_model is not None:
+        model.max_seq_length = SentenceTransformer(str(run_model)).max_seq_length
+        loaded["checkpoint_step"] = json.loads((folder / "trainer_state.json").read_text())["global_step"]
+    loaded["max_seq_length"] = model.max_seq_length
+    return model, recipe, loaded
