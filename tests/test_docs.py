@@ -319,3 +319,42 @@ def test_recipes_page_table_is_the_committed_comparison():
         assert shown == [round(m, d) for m, d in zip(means, decimals, strict=True)], name
         if name != "start":
             assert int(cells[1]) == figures["STS-7 avg"]["n"]
+
+
+#: The README main-job table's rows and the before/after lines of the job's output each figure comes from.
+MAIN_JOB_ROWS = {
+    "STS-B test / SICK-R": ("STSBenchmark", "SICK-R"),
+    "STS-B Cont / Oppn split": ("STSBenchmark Cont", "STSBenchmark Oppn"),
+    "Oppn mean cosine": (
+        "STSBenchmark Oppn: high overlap, low score, mean cosine",
+        "STSBenchmark Oppn: low overlap, high score, mean cosine",
+    ),
+    "CANNOT negation cosine": ("negation mean cosine",),
+    "word order": ("word order mean cosine",),
+    "negation meaning": ("negation meaning (ii)", "negation meaning (iii)"),
+}
+
+
+def test_readme_main_job_table_is_the_committed_run():
+    """The README's before/after table is what the timed main job printed
+    (``benchmarks/quickstart/results/main_job_2core.json``), not typed: every figure of every row."""
+    import json
+
+    run = json.loads((ROOT / "benchmarks/quickstart/results/main_job_2core.json").read_text(encoding="utf-8"))
+    printed: dict[str, tuple[str, str]] = {}
+    for line in run["output_tail"]:
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if line.startswith("| ") and len(cells) == 4:
+            label = re.sub(r" \(n=\d+\)|[↓↑]", "", cells[0]).strip()
+            printed[label.split(":")[0] if label.startswith("negation meaning") else label] = (cells[1], cells[2])
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    rows = [line.strip() for line in readme.splitlines() if line.strip().startswith("| ")]
+    seen = set()
+    for label, metrics in MAIN_JOB_ROWS.items():
+        row = next(line for line in rows if line.startswith(f"| {label}"))
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        for column, cell in ((1, cells[1]), (2, cells[2])):
+            shown = [value.strip() for value in cell.split(" / ")]
+            assert shown == [printed[metric][column - 1] for metric in metrics], (label, column)
+        seen.add(label)
+    assert seen == set(MAIN_JOB_ROWS)
