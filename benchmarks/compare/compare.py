@@ -239,11 +239,15 @@ def write_table() -> Path:
     budget = entries[0]["budget"]
     scope = before.get("evaluation")
     folder = RESULTS.relative_to(Path.cwd()) if RESULTS.is_relative_to(Path.cwd()) else RESULTS
+    keeping_last = sorted({e["recipe"] for e in entries if (e.get("selection") or {}).get("keep") == "last"})
+    kept = "best STS-B dev checkpoint" + (
+        f" (the last one for {', '.join(keeping_last)}, whose recipe keeps it)" if keeping_last else ""
+    )
     text = [
         "# Recipe comparison",
         "",
         f"Start model {start_name}; {budget['steps']} steps, batch {budget['batch_size']}, "
-        f"{budget['max_seq_length']} tokens, the same Wikipedia sentences for every recipe; best STS-B dev checkpoint. "
+        f"{budget['max_seq_length']} tokens, the same Wikipedia sentences for every recipe; {kept}. "
         "Spearman ×100 (SentEval 'all' setting); Cont/Oppn = OssCSE splits of STS-B test; CANNOT = mean cosine of "
         "sentence vs human negation (lower = negations separated). Transfer = SentEval's seven tasks, logistic "
         "regression accuracy ×100 (test figures; 'dev/CV' = the dev or cross-validation accuracies the classifiers "

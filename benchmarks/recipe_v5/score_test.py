@@ -10,7 +10,7 @@ length of the run's ``model/``, and the file records ``checkpoint_step``.
 
 The file holds the model's recipe (from its ``st_debias_recipe.yaml``), the evaluation entry (``after``, as in a
 ``compare.py`` result), the wall time with the machine load before and after (not a timing target), and the
-provenance stamp.
+provenance stamp. The wall time counts the evaluation only, not loading the model.
 """
 
 from __future__ import annotations
