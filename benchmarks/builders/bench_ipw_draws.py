@@ -1,6 +1,8 @@
 """IPW's negative draws (eq. 1–4 and the draws after the neighbour search) at 1, 2, … threads.
 
-The first ``--sentences`` Wikipedia lines are encoded with the default guide (cached, outside the timed part).
+The first ``--sentences`` Wikipedia lines are encoded with the default guide (cached, outside the timed part), or
+their embeddings are read from ``--embeddings`` (a ``.npy`` made elsewhere, e.g. for a machine the model cannot be
+copied to; its rows must be the sentences, in order).
 Each thread count then runs ``sample_negatives(..., num_proc=N)`` ``--repeats`` times, the counts interleaved
 (1, 2, 1, 2, …) so that a drift of the machine's speed reaches every count alike: the neighbour search
 (PyTorch's threads, the same for every count) and the draws, which ``num_proc`` shares out over threads. The
@@ -18,6 +20,8 @@ import statistics
 import sys
 from pathlib import Path
 
+import numpy as np
+
 sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
 from benchmarks.harness.provenance import LoadWatch, command_line, wait_for_idle, write_stamped_json  # noqa: E402
 from st_debias.data.io.corpus import clean_sentences, read_sentences  # noqa: E402
@@ -33,6 +37,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sentences", type=int, default=50_000)
     parser.add_argument("--procs", nargs="+", type=int, default=[1, 2], help="thread counts (num_proc)")
     parser.add_argument("--repeats", type=int, default=3, help="runs of each count; the figure is their median")
+    parser.add_argument("--embeddings", default=None, help="a .npy of the sentences' guide embeddings, instead of encoding")
     parser.add_argument("--out", default="benchmarks/builders/results/ipw_draws_threads.json")
     parser.add_argument("--allow-load", action="store_true", help="do not wait for a quiet machine, and write the result even if it was loaded")
     args = parser.parse_args(argv)
@@ -41,8 +46,13 @@ def main(argv: list[str] | None = None) -> None:
     if args.repeats < 1:
         parser.error("--repeats: must be at least 1")
     corpus = clean_sentences(read_sentences(limit=args.sentences)).sentences
-    print(f"[bench] encoding {len(corpus):,} sentences (cached after the first run)…", flush=True)
-    embeddings = encode_corpus(corpus, load_model("default"), show_progress_bar=True)
+    if args.embeddings:
+        embeddings = np.load(args.embeddings).astype(np.float32)
+        if embeddings.shape[0] != len(corpus):
+            parser.error(f"--embeddings: {args.embeddings} has {embeddings.shape[0]} rows, {len(corpus)} sentences")
+    else:
+        print(f"[bench] encoding {len(corpus):,} sentences (cached after the first run)…", flush=True)
+        embeddings = encode_corpus(corpus, load_model("default"), show_progress_bar=True)
     samples, digests = [], set()
     for _ in range(args.repeats):
         for procs in args.procs:
@@ -74,7 +84,8 @@ def main(argv: list[str] | None = None) -> None:
         })
     for run in runs:
         run["draws_speed_up"] = round(runs[0]["draws_seconds"] / run["draws_seconds"], 2)
-    result = {"command": command_line(__file__, argv), "runs": runs, "identical_arrays": len(digests) == 1}
+    result = {"command": command_line(__file__, argv), "runs": runs, "identical_arrays": len(digests) == 1,
+              "embeddings": args.embeddings or "encoded here (default guide)"}
     write_stamped_json(Path(args.out), result, indent=1)
     print(json.dumps({run["processes"]: run["draws_speed_up"] for run in runs}), "identical:", len(digests) == 1)
 
