@@ -321,7 +321,6 @@ def test_recipes_page_table_is_the_committed_comparison():
             assert int(cells[1]) == figures["STS-7 avg"]["n"]
 
 
-
 #: docs/recipes.md's all-mpnet-base-v2 table: each row's label and the summary columns its cell shows.
 MPNET_ROWS = {
     "STS-7 average": ("STS-7 avg",),
@@ -337,23 +336,30 @@ def test_recipes_page_mpnet_table_is_the_committed_comparison():
     (``benchmarks/mpnet/results/sts7/summary.json``), not typed: start, simcse and st-debias, every figure."""
     import json
 
-    summary = json.loads((ROOT / "benchmarks/mpnet/results/sts7/summary.json").read_text(encoding="utf-8"))
+    results = ROOT / "benchmarks/mpnet/results/sts7"
+    summary = json.loads((results / "summary.json").read_text(encoding="utf-8"))
+    trained = json.loads((results / "st-debias-seed42.json").read_text(encoding="utf-8"))
+    from st_debias.recipes import load_recipe
+
+    shipped = load_recipe("st-debias").version
+    assert trained["after"]["recipe"]["version"] == shipped, "the mpnet comparison is of another st-debias version"
     page = (DOCS / "recipes.md").read_text(encoding="utf-8")
     section = page.split("**Another start model.**", 1)[1].split("\n\n###", 1)[0]
+    lines = [line.strip() for line in section.splitlines() if line.strip().startswith("| ")]
+    assert lines[0] == f"| figure | start | `simcse` | `st-debias` v{shipped} |"
     columns = [summary["start"], summary["recipes"]["simcse"], summary["recipes"]["st-debias"]]
-    seen = set()
-    for line in section.splitlines():
-        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-        label = next((name for name in MPNET_ROWS if cells[0].startswith(name)), None)
-        if not line.startswith("| ") or label is None:
-            continue
+    seen: list[str] = []
+    for line in lines[1:]:  # the separator row does not start with "| "
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        label = next(name for name in MPNET_ROWS if cells[0].startswith(name))
         for cell, figures in zip(cells[1:], columns, strict=True):
             values = [figures[c]["mean"] if isinstance(figures[c], dict) else figures[c] for c in MPNET_ROWS[label]]
             shown = [value.strip() for value in cell.split(" / ")]
             decimals = [len(value.split(".")[1]) for value in shown]
+            assert all(d >= 2 for d in decimals), (label, cell)
             assert [float(v) for v in shown] == [round(v, d) for v, d in zip(values, decimals, strict=True)], label
-        seen.add(label)
-    assert seen == set(MPNET_ROWS)
+        seen.append(label)
+    assert seen == list(MPNET_ROWS)
 
 
 #: The README main-job table's rows and the before/after lines of the job's output each figure comes from.
