@@ -296,6 +296,18 @@ def test_result_files_cited_by_the_docs_exist():
     assert not missing, f"cited in docs/ but missing from the repository: {missing}"
 
 
+def _summary_mean(figures: dict, column: str) -> float:
+    """A compare.py ``summary.json`` figure: the mean over seeds for a recipe, the value for the start model."""
+    value = figures[column]
+    return value["mean"] if isinstance(value, dict) else value
+
+
+def _shown_as_rounded(shown: list[str], values: list[float]) -> bool:
+    """Whether each figure as printed in the docs is its value rounded to the decimals printed."""
+    decimals = [len(text.split(".")[1]) for text in shown]
+    return [float(text) for text in shown] == [round(v, d) for v, d in zip(values, decimals, strict=True)]
+
+
 def test_recipes_page_table_is_the_committed_comparison():
     """docs/recipes.md's table of the packaged recipes is read from the committed 100-step comparison
     (``benchmarks/compare/results/100-steps/summary.json``), not typed: each row, its seed count and every
@@ -313,10 +325,8 @@ def test_recipes_page_table_is_the_committed_comparison():
     for row, (name, figures) in zip(rows, expected, strict=True):
         cells = [cell.strip() for cell in row.strip("|").split("|")]
         assert cells[0].strip("`").startswith(name)
-        means = [figures[c]["mean"] if isinstance(figures[c], dict) else figures[c] for c in columns]
-        shown = [float(cell.split(" ± ")[0]) for cell in cells[2:]]
-        decimals = [len(cell.split(" ± ")[0].split(".")[1]) for cell in cells[2:]]
-        assert shown == [round(m, d) for m, d in zip(means, decimals, strict=True)], name
+        means = [_summary_mean(figures, c) for c in columns]
+        assert _shown_as_rounded([cell.split(" ± ")[0] for cell in cells[2:]], means), name
         if name != "start":
             assert int(cells[1]) == figures["STS-7 avg"]["n"]
 
@@ -353,11 +363,9 @@ def test_recipes_page_mpnet_table_is_the_committed_comparison():
         cells = [cell.strip() for cell in line.strip("|").split("|")]
         label = next(name for name in MPNET_ROWS if cells[0].startswith(name))
         for cell, figures in zip(cells[1:], columns, strict=True):
-            values = [figures[c]["mean"] if isinstance(figures[c], dict) else figures[c] for c in MPNET_ROWS[label]]
             shown = [value.strip() for value in cell.split(" / ")]
-            decimals = [len(value.split(".")[1]) for value in shown]
-            assert all(d >= 2 for d in decimals), (label, cell)
-            assert [float(v) for v in shown] == [round(v, d) for v, d in zip(values, decimals, strict=True)], label
+            assert all(len(value.split(".")[1]) >= 2 for value in shown), (label, cell)
+            assert _shown_as_rounded(shown, [_summary_mean(figures, c) for c in MPNET_ROWS[label]]), label
         seen.append(label)
     assert seen == list(MPNET_ROWS)
 
