@@ -49,6 +49,9 @@ class TrainingConfig:
     #: Which weights the run saves: ``best`` (the checkpoint with the best STS-B dev score) or ``last`` (the
     #: final step's). Either way the start model is kept instead when it scores at least as high.
     keep: str = "best"
+    #: Transformer layers kept at their start weights, counted from the input, with the token embeddings (0:
+    #: every weight trains). Fewer trainable weights bound how far a long run can drift.
+    frozen_layers: int = 0
 
 
 @dataclass
@@ -146,6 +149,8 @@ def _check_training(training: TrainingConfig, where: str) -> None:
         value = getattr(training, name)
         if value is not None and value <= 0:
             raise ValueError(f"Recipe {where}: training.{name} must be > 0, got {value!r}.")
+    if training.frozen_layers < 0:
+        raise ValueError(f"Recipe {where}: training.frozen_layers must be >= 0, got {training.frozen_layers!r}.")
     if not 0 <= training.warmup_ratio < 1:
         raise ValueError(f"Recipe {where}: training.warmup_ratio must be in [0, 1), got {training.warmup_ratio!r}.")
 

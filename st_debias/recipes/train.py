@@ -55,6 +55,31 @@ def load_start_model(name_or_path: str | os.PathLike[str] | None):
     return load_model(name_or_path)
 
 
+def freeze_lower_layers(model: SentenceTransformer, count: int) -> None:
+    """Keep the token embeddings and the first ``count`` transformer layers at their current weights
+    (``training.frozen_layers``; 0 leaves every weight trainable).
+
+    Raises:
+        ValueError: the model's first module has no ``embeddings`` and ``encoder.layer`` (BERT-style encoders
+            such as MiniLM and MPNet have them), or ``count`` would leave no layer to train.
+    """
+    if count == 0:
+        return
+    encoder = getattr(model[0], "auto_model", None)
+    embeddings = getattr(encoder, "embeddings", None)
+    layers = getattr(getattr(encoder, "encoder", None), "layer", None)
+    if embeddings is None or layers is None:
+        raise ValueError(
+            f"training.frozen_layers: {type(encoder).__name__} has no embeddings and encoder.layer to freeze; "
+            "use 0 for this model."
+        )
+    if count >= len(layers):
+        raise ValueError(f"training.frozen_layers is {count}, but the model has {len(layers)} layers: none would train.")
+    embeddings.requires_grad_(False)
+    for layer in layers[:count]:
+        layer.requires_grad_(False)
+
+
 def is_main_process() -> bool:
     """True outside ``torchrun``/``accelerate launch`` and on global rank 0 under them."""
     return int(os.environ.get("RANK", "0")) == 0
@@ -216,6 +241,7 @@ def _prepare(
         prepare_output(output_dir, identity, resume=bool(resume), overwrite=overwrite)
     checkpoint = resume_checkpoint(output_dir / "checkpoints", resume, identity) if resume else None
     start_model = load_start_model(model)
+    freeze_lower_layers(start_model, training.frozen_layers)
     # --batch-size is per process: under torchrun every step consumes batch_size rows on each process.
     rows_wanted = training.steps * training.batch_size * int(os.environ.get("WORLD_SIZE", "1"))
     sentences = read_corpus(corpus, training.sentences or DATA_KINDS[recipe.data.kind].oversample * rows_wanted)
