@@ -49,9 +49,12 @@ class TrainingConfig:
     #: Which weights the run saves: ``best`` (the checkpoint with the best STS-B dev score) or ``last`` (the
     #: final step's). Either way the start model is kept instead when it scores at least as high.
     keep: str = "best"
-    #: Transformer layers kept at their start weights, counted from the input, with the token embeddings (0:
+    #: Transformer layers kept at their start weights, counted from the input, with the embedding layer (0:
     #: every weight trains). Fewer trainable weights bound how far a long run can drift.
     frozen_layers: int = 0
+    #: Keep the embedding layer (token, position) at its start weights, the transformer layers training. A word
+    #: that a loss keeps pushing (``not``) then cannot move every sentence that holds it in one direction.
+    freeze_embeddings: bool = False
 
 
 @dataclass
@@ -133,7 +136,7 @@ def _check_training(training: TrainingConfig, where: str) -> None:
     if training.keep not in KEEP_CHOICES:
         raise ValueError(f"Recipe {where}: training.keep must be one of {list(KEEP_CHOICES)}, got {training.keep!r}.")
     for item in dataclasses.fields(TrainingConfig):
-        if item.name == "keep":
+        if item.name in ("keep", "freeze_embeddings"):
             continue
         value = getattr(training, item.name)
         optional = "None" in str(item.type)
@@ -149,6 +152,8 @@ def _check_training(training: TrainingConfig, where: str) -> None:
         value = getattr(training, name)
         if value is not None and value <= 0:
             raise ValueError(f"Recipe {where}: training.{name} must be > 0, got {value!r}.")
+    if not isinstance(training.freeze_embeddings, bool):
+        raise ValueError(f"Recipe {where}: training.freeze_embeddings must be true or false, got {training.freeze_embeddings!r}.")
     if training.frozen_layers < 0:
         raise ValueError(f"Recipe {where}: training.frozen_layers must be >= 0, got {training.frozen_layers!r}.")
     if not 0 <= training.warmup_ratio < 1:

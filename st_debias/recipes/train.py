@@ -55,23 +55,24 @@ def load_start_model(name_or_path: str | os.PathLike[str] | None):
     return load_model(name_or_path)
 
 
-def freeze_lower_layers(model: SentenceTransformer, count: int) -> None:
-    """Keep the token embeddings and the first ``count`` transformer layers at their current weights
-    (``training.frozen_layers``; 0 leaves every weight trainable).
+def freeze_lower_layers(model: SentenceTransformer, count: int, embeddings_alone: bool = False) -> None:
+    """Keep the embedding layer and the first ``count`` transformer layers at their current weights
+    (``training.frozen_layers``); with ``count`` 0, the embedding layer alone when ``embeddings_alone``
+    (``training.freeze_embeddings``), else nothing.
 
     Raises:
         ValueError: the model's first module has no ``embeddings`` and ``encoder.layer`` (BERT-style encoders
             such as MiniLM and MPNet have them), or ``count`` would leave no layer to train.
     """
-    if count == 0:
+    if count == 0 and not embeddings_alone:
         return
     encoder = getattr(model[0], "auto_model", None)
     embeddings = getattr(encoder, "embeddings", None)
     layers = getattr(getattr(encoder, "encoder", None), "layer", None)
     if embeddings is None or layers is None:
         raise ValueError(
-            f"training.frozen_layers: {type(encoder).__name__} has no embeddings and encoder.layer to freeze; "
-            "use 0 for this model."
+            f"training.frozen_layers / freeze_embeddings: {type(encoder).__name__} has no embeddings and "
+            "encoder.layer to freeze; leave both off for this model."
         )
     if count >= len(layers):
         raise ValueError(f"training.frozen_layers is {count}, but the model has {len(layers)} layers: none would train.")
@@ -241,7 +242,7 @@ def _prepare(
         prepare_output(output_dir, identity, resume=bool(resume), overwrite=overwrite)
     checkpoint = resume_checkpoint(output_dir / "checkpoints", resume, identity) if resume else None
     start_model = load_start_model(model)
-    freeze_lower_layers(start_model, training.frozen_layers)
+    freeze_lower_layers(start_model, training.frozen_layers, embeddings_alone=training.freeze_embeddings)
     # --batch-size is per process: under torchrun every step consumes batch_size rows on each process.
     rows_wanted = training.steps * training.batch_size * int(os.environ.get("WORLD_SIZE", "1"))
     sentences = read_corpus(corpus, training.sentences or DATA_KINDS[recipe.data.kind].oversample * rows_wanted)
