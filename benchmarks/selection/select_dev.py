@@ -84,9 +84,11 @@ def dev_scores(model) -> dict[str, float]:
 
 
 def run_one(path: str, seed: int, args: argparse.Namespace) -> Path:
+    from decay_to_start import DecayToStart
+
     from st_debias.recipes import load_recipe, override
 
-    label = Path(path).stem
+    label = Path(path).stem + (f"-decay{args.decay_to_start:g}" if args.decay_to_start else "")
     recipe = override(
         load_recipe(path), steps=args.steps, batch_size=64, max_seq_length=32, eval_steps=args.eval_steps, seed=seed
     )
@@ -99,6 +101,7 @@ def run_one(path: str, seed: int, args: argparse.Namespace) -> Path:
         return {
             "variant": label,
             "seed": seed,
+            "decay_to_start": args.decay_to_start,
             "recipe": recipe.to_dict(),
             "wall_s": wall_s,
             "best_checkpoint": result.best_checkpoint,
@@ -119,6 +122,7 @@ def run_one(path: str, seed: int, args: argparse.Namespace) -> Path:
         resume=args.resume,
         tag="select",
         gradient_share_every=args.gradient_shares,
+        **({"callbacks": [DecayToStart(args.decay_to_start)]} if args.decay_to_start else {}),
     )
 
 
@@ -231,6 +235,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--table", action="store_true", help="only rebuild select.md")
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument("--gradient-shares", type=int, default=10, metavar="N", help="log gradient shares every N steps")
+    parser.add_argument(
+        "--decay-to-start", type=float, default=0.0, metavar="STRENGTH",
+        help="experimental: pull the weights toward the start model after each step (decay_to_start.py; 0 = off)",
+    )
     parser.add_argument("--reuse-stale", action="store_true", help="reuse result files whose provenance stamp differs")
     parser.add_argument(
         "--resume", action="store_true",
@@ -246,6 +254,8 @@ def main(argv: list[str] | None = None) -> int:
     TRANSFER = args.transfer
     if args.results_dir:
         RESULTS = Path(args.results_dir).resolve()
+    if args.decay_to_start < 0:
+        parser.error(f"--decay-to-start must be >= 0 (0 = off), got {args.decay_to_start}")
     check_inputs(parser, args)
     if not args.table:
         start_scores()

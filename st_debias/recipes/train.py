@@ -148,6 +148,7 @@ def train_recipe(
     gradient_share_every: int = 0,
     start_as_candidate: bool = True,
     num_proc: int | None = None,
+    callbacks: Sequence[Any] = (),
 ) -> TrainResult:
     """Train ``recipe`` from ``model`` on ``corpus`` and return the saved model's folder and before/after scores.
 
@@ -177,6 +178,8 @@ def train_recipe(
             Training too long or too fast then cannot return a model worse on dev than the one it began with.
         num_proc: workers that build the rows (``train --num-proc``; None: every usable core): processes for a
             kind built in blocks, threads for the negative draws of ``ipw``; any number gives the same rows.
+        callbacks: more ``transformers.TrainerCallback`` objects for the trainer, after st_debias's own (which
+            stop on a signal or a non-finite loss and find the best checkpoint).
 
     Raises:
         ValueError: a budget or data that cannot train a step, an output folder holding another run or in use by a
@@ -195,7 +198,7 @@ def train_recipe(
     before = _evaluate(run, f"{run.start_label} (start)") if run.evaluate and run.main_process else None
     with _training_length(run.model, recipe.training.max_seq_length):
         rows, data_report, loss = _rows_and_loss(run)
-        trainer = _train(run, rows, loss, gradient_share_every, start_as_candidate)
+        trainer = _train(run, rows, loss, gradient_share_every, start_as_candidate, callbacks)
     if not run.main_process:
         return TrainResult(run.output_dir, run.output_dir / "model", None, None, None, data_report,
                            trainer.state.best_model_checkpoint, list(trainer.state.log_history))
@@ -338,7 +341,9 @@ def _evaluate(run: _Run, label: str) -> dict[str, Any]:
     )
 
 
-def _train(run: _Run, rows: Any, loss: Any, gradient_share_every: int, start_as_candidate: bool):
+def _train(
+    run: _Run, rows: Any, loss: Any, gradient_share_every: int, start_as_candidate: bool, extra_callbacks: Sequence[Any] = ()
+):
     """Train with STS-B dev checkpoints (rank 0 scores the start model first, as checkpoint 0); return the trainer."""
     from sentence_transformers import SentenceTransformerTrainer
 
@@ -362,6 +367,7 @@ def _train(run: _Run, rows: Any, loss: Any, gradient_share_every: int, start_as_
     callbacks = [stop_on_signal, StopOnNonFinite(loss, checkpoints), FindBestCheckpoint(checkpoints)]
     if gradient_share_every:
         callbacks.append(GradientShareCallback(loss, every=gradient_share_every))
+    callbacks.extend(extra_callbacks)
     trainer = SentenceTransformerTrainer(
         model=run.model, args=run.args, train_dataset=rows, loss=loss, evaluator=run.dev_evaluator,
         callbacks=callbacks,

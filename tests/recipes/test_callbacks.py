@@ -41,3 +41,23 @@ def test_shares_are_logged_and_sum_to_one(tiny_model, tmp_path):
 def test_every_must_be_positive(tiny_model):
     with pytest.raises(ValueError, match="every"):
         GradientShareCallback(MarginNegationLoss(tiny_model), every=0)
+
+
+def test_train_recipe_passes_a_users_callbacks_to_the_trainer(tiny_bert_dir, tmp_path):
+    """``train_recipe(callbacks=...)``: a user's TrainerCallback sees every step of the run."""
+    from transformers import TrainerCallback
+
+    from st_debias.recipes import load_recipe, override, train_recipe
+
+    class CountSteps(TrainerCallback):
+        def __init__(self) -> None:
+            self.steps: list[int] = []
+
+        def on_step_end(self, args, state, control, **kwargs):
+            self.steps.append(state.global_step)
+
+    counter = CountSteps()
+    recipe = override(load_recipe("simcse"), steps=3, batch_size=8, eval_steps=3, max_seq_length=16)
+    train_recipe(recipe, model=tiny_bert_dir, output_dir=tmp_path / "run", evaluate=False, cache_dir=tmp_path / "cache",
+                 show_progress_bar=False, start_as_candidate=False, callbacks=[counter])
+    assert counter.steps == [1, 2, 3]
