@@ -50,10 +50,9 @@ class TrainingConfig:
     #: final step's). Either way the start model is kept instead when it scores at least as high.
     keep: str = "best"
     #: Transformer layers kept at their start weights, counted from the input, with the embedding layer (0:
-    #: every weight trains). Fewer trainable weights bound how far a long run can drift.
+    #: every weight trains). No packaged recipe freezes any; docs/decisions.md says what freezing did.
     frozen_layers: int = 0
-    #: Keep the embedding layer (token, position) at its start weights, the transformer layers training. A word
-    #: that a loss keeps pushing (``not``) then cannot move every sentence that holds it in one direction.
+    #: Keep the embedding layer (token and position vectors) alone at its start weights.
     freeze_embeddings: bool = False
 
 

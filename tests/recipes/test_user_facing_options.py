@@ -30,8 +30,8 @@ FLAGS = {
     "gradient_share_every": "--log-gradient-shares",
     "start_as_candidate": "--start-as-candidate",
 }
-# Python-only settings: the data folder (the CLI reads $ST_DEBIAS_DATA) and progress bars.
-PYTHON_ONLY = {"data_dir", "show_progress_bar"}
+# Python-only settings: the data folder (the CLI reads $ST_DEBIAS_DATA), progress bars and a user's trainer callbacks.
+PYTHON_ONLY = {"data_dir", "show_progress_bar", "callbacks"}
 
 
 def _train_help(capsys) -> str:
