@@ -44,10 +44,24 @@ def hold_run_folder(output_dir: Path) -> Iterator[None]:
     it exits, so a lock left by a killed run is taken over (with a warning naming it). The file records the
     holder's pid, host and start time for the refusal message.
 
+    A run refused before it claimed a folder that the lock created (a model that cannot train, say) removes that
+    folder again, so that nothing is left behind.
+
     Raises:
         ValueError: another live process holds the folder (named by pid and start time).
         OSError: the folder cannot be written.
     """
+    created = not output_dir.exists()
+    try:
+        yield from _locked(output_dir)
+    except BaseException:
+        if created and output_dir.is_dir() and {entry.name for entry in output_dir.iterdir()} <= {LOCK_FILE}:
+            shutil.rmtree(output_dir, ignore_errors=True)
+        raise
+
+
+def _locked(output_dir: Path) -> Iterator[None]:
+    """The body of :func:`hold_run_folder`: create and lock ``output_dir/.run.lock`` while the caller runs."""
     check_writable_folder(output_dir)
     try:
         import fcntl

@@ -234,18 +234,19 @@ def _prepare(
     overwrite: bool, *, evaluate: bool, eval_tasks: tuple[str, ...], quick_eval: bool,
     sts_tasks: Sequence[str] | None, cache_dir: Any, show_progress_bar: bool, num_proc: int | None,
 ) -> _Run:
-    """Check the budget, claim the run folder, load the start model and read the corpus."""
+    """Check the budget, load the start model (freezing what the recipe keeps), claim the run folder and read the
+    corpus. A model the recipe's freezing cannot take is refused before the folder is claimed."""
     from st_debias.evaluation import QUICK_STS_TASKS, STS_TASKS
 
     training = recipe.training
     check_budget(training)
     main_process = is_main_process()
     identity = run_identity(recipe, resolve_model_name(model), corpus)
+    start_model = load_start_model(model)
+    freeze_lower_layers(start_model, training.frozen_layers, embeddings_alone=training.freeze_embeddings)
     if main_process:
         prepare_output(output_dir, identity, resume=bool(resume), overwrite=overwrite)
     checkpoint = resume_checkpoint(output_dir / "checkpoints", resume, identity) if resume else None
-    start_model = load_start_model(model)
-    freeze_lower_layers(start_model, training.frozen_layers, embeddings_alone=training.freeze_embeddings)
     # --batch-size is per process: under torchrun every step consumes batch_size rows on each process.
     rows_wanted = training.steps * training.batch_size * int(os.environ.get("WORLD_SIZE", "1"))
     sentences = read_corpus(corpus, training.sentences or DATA_KINDS[recipe.data.kind].oversample * rows_wanted)

@@ -54,6 +54,14 @@ def test_a_count_that_leaves_no_layer_to_train_is_refused(tiny_model) -> None:
     assert all(parameter.requires_grad for parameter in tiny_model.parameters()), "nothing frozen on refusal"
 
 
+def test_a_count_the_model_cannot_take_stops_training_before_the_run_folder_exists(tiny_bert_dir: Path, tmp_path: Path) -> None:
+    recipe = override(load_recipe("simcse"), steps=2, batch_size=8, eval_steps=2, frozen_layers=9)
+    with pytest.raises(ValueError, match="frozen_layers is 9, but the model has 2 layers"):
+        train_recipe(recipe, model=tiny_bert_dir, output_dir=tmp_path / "run", evaluate=False,
+                     cache_dir=tmp_path / "cache", show_progress_bar=False)
+    assert not (tmp_path / "run").exists()
+
+
 def test_a_negative_count_or_a_non_boolean_is_refused_when_the_recipe_is_read() -> None:
     with pytest.raises(ValueError, match="training.frozen_layers must be >= 0"):
         override(load_recipe("simcse"), frozen_layers=-1)
