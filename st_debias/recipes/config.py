@@ -67,6 +67,9 @@ class DataConfig:
     options: dict[str, Any] = field(default_factory=dict)
     #: Rows from other sources mixed in after building, as a share of the rows: ``{"nli": 0.3}``.
     mix: dict[str, float] = field(default_factory=dict)
+    #: Corpus sentences (from the first line) the ``negation_meaning`` mix source is built from; None: the
+    #: sentences the rows are built from. More sentences give more distinct rows, so fewer are repeated.
+    mix_sentences: int | None = None
 
 
 @dataclass
@@ -173,6 +176,14 @@ def _check_mix(data: DataConfig, where: str) -> None:
     """``data.mix``: known sources, shares in (0, 1) that leave some built rows, a kind whose rows match."""
     if not isinstance(data.mix, dict):
         raise ValueError(f"Recipe {where}: data.mix must be a mapping of source → share, got {data.mix!r}.")
+    if data.mix_sentences is not None:
+        if isinstance(data.mix_sentences, bool) or not isinstance(data.mix_sentences, int) or data.mix_sentences < 1:
+            raise ValueError(f"Recipe {where}: data.mix_sentences must be a whole number ≥ 1, got {data.mix_sentences!r}.")
+        if "negation_meaning" not in data.mix:
+            raise ValueError(
+                f"Recipe {where}: data.mix_sentences sets the sentences of the negation_meaning mix source, "
+                f"but data.mix has no negation_meaning share."
+            )
     if not data.mix:
         return
     if data.kind not in MIXABLE_KINDS:

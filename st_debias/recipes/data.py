@@ -59,6 +59,7 @@ def build_rows(
     max_rows: int | None = None,
     data_dir: str | os.PathLike[str] | None = None,
     num_proc: int | None = None,
+    mix_sentences: list[str] | None = None,
 ) -> tuple[Dataset, dict[str, Any]]:
     """Rows for ``recipe.data`` built from ``sentences`` with ``model`` as the guide; cached by content.
 
@@ -66,7 +67,8 @@ def build_rows(
     threads for the negative draws of ``ipw``; any number gives the same rows.
 
     ``max_rows`` (default steps x batch size, times the process count under ``torchrun``) caps the rows kept.
-    Rows of ``recipe.data.mix`` (read from ``data_dir``, default ``$ST_DEBIAS_DATA``) then replace their share.
+    Rows of ``recipe.data.mix`` (read from ``data_dir``, default ``$ST_DEBIAS_DATA``; the ``negation_meaning``
+    source built from ``mix_sentences``, default ``sentences``) then replace their share.
     Returns the dataset and the builder's report (counts, skips with reasons, pair statistics).
     """
     wanted = max_rows or recipe.training.steps * recipe.training.batch_size
@@ -74,7 +76,7 @@ def build_rows(
     if recipe.data.mix:
         rows, report = mix_rows(
             rows, report, recipe.data.mix, wanted, seed=recipe.training.seed, data_dir=data_dir,
-            sentences=sentences, cache_dir=cache_dir,
+            sentences=mix_sentences or sentences, cache_dir=cache_dir,
         )
     return rows, report
 

@@ -217,6 +217,7 @@ class _Run:
     model: SentenceTransformer
     start_label: str
     sentences: list[str]
+    mix_sentences: list[str] | None
     rows_wanted: int
     checkpoint: str | None
     args: TrainingArguments
@@ -250,12 +251,13 @@ def _prepare(
     # --batch-size is per process: under torchrun every step consumes batch_size rows on each process.
     rows_wanted = training.steps * training.batch_size * int(os.environ.get("WORLD_SIZE", "1"))
     sentences = read_corpus(corpus, training.sentences or DATA_KINDS[recipe.data.kind].oversample * rows_wanted)
+    mix_sentences = read_corpus(corpus, recipe.data.mix_sentences) if recipe.data.mix_sentences else None
     if sts_tasks is None:
         sts_tasks = QUICK_STS_TASKS if quick_eval else STS_TASKS
     return _Run(
         recipe=recipe, output_dir=output_dir, data_dir=data_dir, cache=Path(cache_dir) if cache_dir else None,
         main_process=main_process, model=start_model, start_label=str(model or "all-MiniLM-L6-v2"),
-        sentences=sentences, rows_wanted=rows_wanted, checkpoint=checkpoint,
+        sentences=sentences, mix_sentences=mix_sentences, rows_wanted=rows_wanted, checkpoint=checkpoint,
         args=_training_arguments(training, output_dir, show_progress_bar), evaluate=evaluate,
         eval_tasks=tuple(eval_tasks), sts_tasks=tuple(sts_tasks), show_progress_bar=show_progress_bar,
         num_proc=num_proc,
@@ -313,7 +315,7 @@ def _rows_and_loss(run: _Run) -> tuple[Any, dict[str, Any], Any]:
     with run.args.main_process_first(local=False, desc="st-debias: building training rows"):
         rows, data_report = build_rows(
             run.recipe, run.sentences, run.model, cache_dir=run.cache, show_progress_bar=run.show_progress_bar,
-            max_rows=run.rows_wanted, data_dir=run.data_dir, num_proc=run.num_proc,
+            max_rows=run.rows_wanted, data_dir=run.data_dir, num_proc=run.num_proc, mix_sentences=run.mix_sentences,
         )
     check_rows_fill_a_batch(run.recipe, rows, data_report, len(run.sentences), processes=run.args.world_size)
     loss, rows = build_loss(run.recipe.loss, run.model, rows, guide=_guide(run), show_progress_bar=run.show_progress_bar)
