@@ -2,7 +2,7 @@
 
 ``tiny_bert_dir`` is a raw ``transformers`` BERT folder; ``tiny_st_dir`` is a saved sentence-transformers
 folder; ``tiny_model`` (fresh per test), ``session_tiny_model`` (shared, read-only) and
-``tiny_model_other`` (other weights) are loaded models.
+``tiny_model_other`` (other weights) are loaded models. ``shared_data`` is the real data folder.
 """
 
 from __future__ import annotations
@@ -18,6 +18,21 @@ os.environ.setdefault("ST_DEBIAS_DATA", str((REPO.parent / "shared" / "data").re
 os.environ.setdefault("NLTK_DATA", str(Path(os.environ["ST_DEBIAS_DATA"]) / "nltk_data"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def _shared_data() -> Path:
+    from st_debias.paths import DataNotFoundError, data_dir
+
+    try:
+        return data_dir()
+    except DataNotFoundError as error:
+        pytest.skip(f"shared data folder not available: {error}")
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The real data folder ($ST_DEBIAS_DATA); tests using it are skipped when it is not set."""
+    return _shared_data()
 
 
 def build_tiny_model_dir(target: Path, seed: int = 0, hidden: int = 128, layers: int = 2) -> Path:

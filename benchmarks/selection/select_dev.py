@@ -47,14 +47,16 @@ TRANSFER = "quick"
 
 
 def dev_scores(model) -> dict[str, float]:
-    """STS-B dev Spearman, its Cont/Oppn split, and the held-out CANNOT negation cosine for ``model``."""
-    from st_debias.evaluation import EmbeddingCache, cont_oppn_scores, load_negation_pairs
+    """STS-B dev Spearman (pooled and per genre), its Cont/Oppn split, and the held-out CANNOT negation cosine
+    for ``model``."""
+    from st_debias.evaluation import EmbeddingCache, STSSuite, cont_oppn_scores, load_negation_pairs
     from st_debias.evaluation.sts import spearman_x100
-    from st_debias.evaluation.sts_data import load_sts
 
     cache = EmbeddingCache(model)
-    dev = load_sts("STSBenchmark-dev")
+    suite = STSSuite(["STSBenchmark-dev"])
+    dev = suite.data["STSBenchmark-dev"]
     cos = cache.cosine(dev.sentences1, dev.sentences2)
+    genres = suite.subset_scores(cache).get("STSBenchmark-dev", {})
     split = cont_oppn_scores(dev, cos)
     pairs = load_negation_pairs(limit=HELDOUT[1])
     sentences, negations = pairs.sentences[HELDOUT[0] :], pairs.negations[HELDOUT[0] :]
@@ -78,6 +80,8 @@ def dev_scores(model) -> dict[str, float]:
             for side, values in split.get("oppn_sides", {}).items()
             if isinstance(values, dict)  # "on_median" is a count
         },
+        **{f"dev_genre/{genre}": values["spearman"] for genre, values in genres.items()},
+        **{f"dev_genre_cos/{genre}": values["mean_cosine"] for genre, values in genres.items()},
         "neg_cos_heldout": float(cache.cosine(sentences, negations).mean()),
         "heldout_pairs": len(sentences),
     }

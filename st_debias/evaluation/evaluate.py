@@ -101,10 +101,11 @@ def evaluate_model(
             :data:`~st_debias.evaluation.transfer.QUICK_TRANSFER_TASKS` trains SST-2 on its dev split).
 
     Returns:
-        ``{"model", "fingerprint", "sts": {task: score, "avg"}, "bias": {...}, "mteb": {...}, "transfer":
-        {task: accuracy, "avg"}, "transfer_selection": {...}, "transfer_details": {...}, "sources": {...},
-        "encoded_sentences", "timing_s", "environment"}``; blocks for groups not asked for are absent. STS
-        scores are Spearman ×100, transfer scores accuracy ×100 (``transfer_selection``: the dev or
+        ``{"model", "fingerprint", "sts": {task: score, "avg"}, "sts_subsets": {task: {subset: {...}}}, "bias":
+        {...}, "mteb": {...}, "transfer": {task: accuracy, "avg"}, "transfer_selection": {...},
+        "transfer_details": {...}, "sources": {...}, "encoded_sentences", "timing_s", "environment"}``; blocks
+        for groups not asked for are absent (``sts_subsets``: :meth:`~st_debias.evaluation.sts.STSSuite.subset_scores`).
+        STS scores are Spearman ×100, transfer scores accuracy ×100 (``transfer_selection``: the dev or
         cross-validation accuracy each classifier was chosen on, never a test figure).
     """
     groups = _check_tasks(tasks)
@@ -159,6 +160,9 @@ def evaluate_model(
 
     if "sts" in groups:
         entry["sts"] = suite.evaluate(cache)
+        subsets = suite.subset_scores(cache)
+        if subsets:
+            entry["sts_subsets"] = subsets
 
     if "bias" in groups:
         t0 = time.perf_counter()

@@ -20,6 +20,7 @@ from st_debias.files import atomic_path, atomic_write_text
 
 PLOT_FILES = {
     "sts": "sts_scores.png",
+    "sts_subsets": "sts_subsets.png",
     "mteb": "mteb_scores.png",
     "transfer": "transfer_scores.png",
     "cont_oppn": "cont_oppn.png",
@@ -193,6 +194,45 @@ def compare_table(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _subset_rows(results: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(task, subset) of every entry's ``sts_subsets``, tasks in the STS-7 order, subsets in file order."""
+    present = [(task, subset) for r in results for task, block in r.get("sts_subsets", {}).items() for subset in block]
+    order = {task: i for i, task in enumerate(STS_TASKS)}
+    unique = list(dict.fromkeys(present))
+    return sorted(unique, key=lambda row: (order.get(row[0], len(order)), unique.index(row)))
+
+
+def _subset_value(result: dict[str, Any], task: str, subset: str, key: str) -> float | None:
+    return result.get("sts_subsets", {}).get(task, {}).get(subset, {}).get(key)
+
+
+def subset_table(results: list[dict[str, Any]]) -> str:
+    """Markdown table of the STS subsets (``sts_subsets``): Spearman and mean cosine per model, and their Δ
+    (last − first) when there are several models. Empty string when no entry has subsets."""
+    rows = _subset_rows(results)
+    if not rows:
+        return ""
+    labels = _labels(results)
+    delta = len(results) > 1
+    spearman_cells = [f"Spearman {label}" for label in labels] + (["Δ Spearman"] if delta else [])
+    cosine_cells = [f"mean cos {label}" for label in labels] + (["Δ mean cos"] if delta else [])
+    lines = [
+        "| set | subset | pairs | " + " | ".join(spearman_cells + cosine_cells) + " |",
+        "|---|---|---:|" + "---:|" * (len(spearman_cells) + len(cosine_cells)),
+    ]
+    for task, subset in rows:
+        cells = []
+        for key, digits in (("spearman", 2), ("mean_cosine", 3)):
+            values = [_subset_value(r, task, subset, key) for r in results]
+            cells += [_fmt(v, digits) for v in values]
+            if delta:
+                first, last = values[0], values[-1]
+                cells.append(f"{last - first:+.{digits}f}" if first is not None and last is not None else "–")
+        pairs = next(p for r in results if (p := _subset_value(r, task, subset, "pairs")) is not None)
+        lines.append(f"| {task} | {subset} | {pairs} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 # ---------------------------------------------------------------------------------------------------
 # Plots: each returns the Figure (tests read the drawn numbers back) and is saved by write_report.
 # ---------------------------------------------------------------------------------------------------
@@ -297,6 +337,47 @@ def plot_cont_oppn(results: list[dict[str, Any]]):
     _bar_limits(ax, values)
     ax.set_title("OssCSE Cont / Oppn splits\n(Oppn: word overlap disagrees with the gold score)", fontsize=10)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    return fig
+
+
+def plot_sts_subsets(results: list[dict[str, Any]]):
+    """Per STS subset, Spearman (left) and mean cosine (right); one bar per model.
+
+    With one model the bars are its values; with several, each later model's change from the first, so a
+    pooled score that moved through calibration (every cosine of one subset shifted) and not through
+    ranking shows as a mean-cosine bar with no Spearman bar beside it.
+    """
+    plt = _pyplot()
+    labels = _labels(results)
+    rows = _subset_rows(results)
+    delta = len(results) > 1
+    shown = list(zip(labels[1:], results[1:], strict=True)) if delta else [(labels[0], results[0])]
+    fig, axes = plt.subplots(1, 2, figsize=(10.0, max(3.0, 0.28 * len(rows) * max(1, len(shown)) ** 0.5 + 1.6)),
+                             sharey=True)
+    y = np.arange(len(rows))
+    height = 0.8 / len(shown)
+    for ax, key, unit in ((axes[0], "spearman", "Spearman × 100"), (axes[1], "mean_cosine", "mean cosine")):
+        for i, (label, r) in enumerate(shown):
+            values = []
+            for task, subset in rows:
+                value = _subset_value(r, task, subset, key)
+                first = _subset_value(results[0], task, subset, key)
+                if delta:
+                    value = None if value is None or first is None else value - first
+                values.append(np.nan if value is None else value)
+            colour = f"C{i + 1}" if delta else "C0"
+            ax.barh(y + (i - (len(shown) - 1) / 2) * height, values, height, color=colour,
+                    label=f"{label} − {labels[0]}" if delta else label)
+        if delta:
+            ax.axvline(0.0, color="black", linewidth=0.8)
+        ax.set_xlabel(f"Δ {unit}" if delta else unit)
+        ax.grid(axis="x", alpha=0.3)
+    axes[0].set_yticks(y, [f"{task} · {subset}" for task, subset in rows], fontsize=7)
+    axes[0].invert_yaxis()
+    axes[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    title = "STS per subset: change from the first model" if delta else "STS per subset"
+    fig.suptitle(title + " (the protocol's score pools a set's subsets)", fontsize=10)
     fig.tight_layout()
     return fig
 
@@ -438,6 +519,7 @@ def write_report(results: list[dict[str, Any]], output_dir: str | os.PathLike[st
             any(r.get("sts") for r in results),
             lambda: plot_scores(results, "sts", "STS, SentEval 'all' setting (cosine Spearman × 100)"),
         ),
+        "sts_subsets": (any(r.get("sts_subsets") for r in results), lambda: plot_sts_subsets(results)),
         "mteb": (
             any(r.get("mteb") for r in results),
             lambda: plot_scores(results, "mteb", "MTEB tasks (main score × 100)"),
@@ -483,6 +565,7 @@ def write_report(results: list[dict[str, Any]], output_dir: str | os.PathLike[st
     ]
     captions = {
         "sts": "STS per task",
+        "sts_subsets": "STS per subset",
         "mteb": "MTEB STS tasks",
         "transfer": "SentEval transfer tasks",
         "cont_oppn": "Cont vs Oppn",
@@ -491,6 +574,12 @@ def write_report(results: list[dict[str, Any]], output_dir: str | os.PathLike[st
     }
     explanations = {
         "sts": "Higher is better. The average is the plain mean of the sets shown.",
+        "sts_subsets": (
+            "Each STS set pools several sources (STS12–16's SemEval subsets, STS-B's captions, forums and news). "
+            "A set's score moves when a subset's ranking changes, and also when one subset's cosines shift against "
+            "another's while each keeps its ranking; the mean cosine per subset tells the two apart. The table "
+            "below has every figure."
+        ),
         "mteb": "MTEB's own evaluation code; the data source (local files or hub) is listed below.",
         "transfer": (
             "A logistic regression on the frozen embeddings, per task: MR, CR, SUBJ and MPQA by 10-fold "
@@ -517,6 +606,8 @@ def write_report(results: list[dict[str, Any]], output_dir: str | os.PathLike[st
     }
     for key, filename in drawn.items():
         lines += [f"## {captions[key]}", "", explanations[key], "", f"![{captions[key]}]({filename})", ""]
+        if key == "sts_subsets":
+            lines += [subset_table(results), ""]
     mteb_sources = [r.get("sources", {}).get("mteb") for r in results]
     if any(mteb_sources):
         lines += [

@@ -41,7 +41,7 @@ logger = logging.getLogger(__name__)
 
 #: Version of the metric code behind a results entry. Bump it when a score's computation changes, so that
 #: packaged and cached entries computed by the old code are no longer reused.
-EVALUATION_FORMAT = 3  # 2: the bias group adds the word-order probe and the Oppn sides; 3: the negation-meaning probe
+EVALUATION_FORMAT = 4
 
 #: Task groups whose inputs are all local files (MTEB has its own data and result cache: never reused here).
 REUSABLE_GROUPS = frozenset({"sts", "bias"})
@@ -194,6 +194,8 @@ def restrict_entry(entry: dict[str, Any], sts_tasks: Sequence[str]) -> dict[str,
         scores = {task: entry["sts"][task] for task in sts_tasks}
         scores["avg"] = float(np.mean(list(scores.values())))
         out["sts"] = scores
+    if "sts_subsets" in entry:
+        out["sts_subsets"] = {task: block for task, block in entry["sts_subsets"].items() if task in sts_tasks}
     if "bias" in entry:
         cont_oppn = entry["bias"].get("cont_oppn", {})
         out["bias"] = {**entry["bias"], "cont_oppn": {k: v for k, v in cont_oppn.items() if k in sts_tasks}}

@@ -81,6 +81,38 @@ class STSSuite:
         scores["avg"] = float(np.mean(list(scores.values())))
         return scores
 
+    def subset_scores(self, cache: EmbeddingCache | Any) -> dict[str, dict[str, dict[str, float | int]]]:
+        """Per task whose pairs come from several subsets (STS12–16's SemEval sources, STS-B's genres):
+        ``{subset: {"spearman", "pairs", "mean_cosine"}}``, in file order.
+
+        The protocol's score pools every pair of a task, so it also moves when one subset's cosines shift
+        against another's (calibration) while each subset keeps its ranking; the per-subset Spearman and mean
+        cosine tell the two apart. A subset of fewer than two pairs, or whose gold scores are all equal, has
+        ``spearman`` None. Tasks with a single subset (SICK-R) are left out.
+
+        Args:
+            cache: an :class:`EmbeddingCache`, or a model (wrapped in a fresh cache).
+        """
+        if not isinstance(cache, EmbeddingCache):
+            cache = EmbeddingCache(cache)
+        cosines = self.cosines(cache)
+        out: dict[str, dict[str, dict[str, float | int]]] = {}
+        for name, data in self.data.items():
+            if len(set(data.subsets)) < 2:
+                continue
+            labels = np.asarray(data.subsets)
+            gold = np.asarray(data.scores, dtype=np.float64)
+            out[name] = {}
+            for subset in dict.fromkeys(data.subsets):
+                chosen = labels == subset
+                ranked = int(chosen.sum()) >= 2 and np.ptp(gold[chosen]) > 0
+                out[name][subset] = {
+                    "spearman": spearman_x100(cosines[name][chosen], gold[chosen]) if ranked else None,
+                    "pairs": int(chosen.sum()),
+                    "mean_cosine": float(np.mean(cosines[name][chosen])),
+                }
+        return out
+
     def sources(self) -> dict[str, dict[str, object]]:
         """Provenance of each task's data (path or hub id, pair count, text field, checksum)."""
         return {name: data.describe() for name, data in self.data.items()}

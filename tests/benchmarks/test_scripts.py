@@ -176,3 +176,21 @@ def test_score_test_scores_a_checkpoint_at_the_saved_models_length(tiny_model, t
     with pytest.raises(SystemExit) as refused:
         module.main([str(tmp_path), "--out", str(tmp_path / "none.json")])
     assert refused.value.code == 2 and not (tmp_path / "none.json").exists()
+
+
+def test_dev_genres_scores_each_genre_and_refuses_a_folder_that_is_no_model(
+    tiny_st_dir: Path, shared_data: Path, tmp_path: Path, monkeypatch
+) -> None:
+    """STS-B dev's three genres for a saved model, at the asked length; a bad argument exits 2 before any work."""
+    module = _load(BENCHMARKS / "recipe_v6" / "dev_genres.py", monkeypatch)
+    out = tmp_path / "genres.md"
+    with pytest.raises(SystemExit) as refused:
+        module.main([str(tiny_st_dir), str(tmp_path), "--out", str(out)])
+    assert refused.value.code == 2 and not out.exists()
+    assert module.main([str(tiny_st_dir), "--max-seq-length", "16", "--out", str(out)]) == 0
+    written = json.loads(out.with_suffix(".json").read_text())
+    (row,) = written["rows"]
+    assert row["max_seq_length"] == 16 and "commit" in written["provenance"]
+    assert set(row["genres"]) == {"main-captions", "main-forums", "main-news"}
+    assert sum(genre["pairs"] for genre in row["genres"].values()) == 1500
+    assert f"{row['pooled']:.2f}" in out.read_text()

@@ -15,26 +15,13 @@ from pathlib import Path
 import pytest
 
 from st_debias.evaluation.bias_data import NEGATION_MEANING_LINES
-from st_debias.paths import DataNotFoundError, data_dir
+from tests.conftest import _shared_data
 
 MINI_STS_ROWS = 60
 MINI_PROBE_ROWS = 12
 MINI_CORPUS_LINES = 40
 #: Real corpus lines kept from the start of the negation-meaning range (about 1 in 80 makes an item).
 MINI_NEGATION_MEANING_LINES = 1500
-
-
-def _shared_data() -> Path:
-    try:
-        return data_dir()
-    except DataNotFoundError as error:
-        pytest.skip(f"shared data folder not available: {error}")
-
-
-@pytest.fixture(scope="session")
-def shared_data() -> Path:
-    """The real data folder ($ST_DEBIAS_DATA); tests using it are skipped when it is not set."""
-    return _shared_data()
 
 
 @pytest.fixture(scope="session")

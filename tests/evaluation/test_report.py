@@ -11,7 +11,9 @@ from st_debias.evaluation.report import (
     plot_cont_oppn,
     plot_negation_histograms,
     plot_scores,
+    plot_sts_subsets,
     plot_word_order_histograms,
+    subset_table,
     write_report,
 )
 from st_debias.evaluation.sts_data import STS_TASKS
@@ -174,3 +176,48 @@ def test_report_shows_oppn_sides_and_word_order(two_results, tmp_path):
     assert "| word order share > 0.9 ↓ | 0.600 | 0.600 | +0.000 |" in table
     fig = plot_word_order_histograms(two_results)
     assert len(fig.axes[0].patches) == 2
+
+
+def _with_subsets(entry: dict, captions_cosine: float, captions_spearman: float) -> dict:
+    entry["sts_subsets"] = {
+        "STSBenchmark": {
+            "main-captions": {"spearman": captions_spearman, "pairs": 625, "mean_cosine": captions_cosine},
+            "main-news": {"spearman": 70.0, "pairs": 500, "mean_cosine": 0.7},
+        },
+        "STS12": {"MSRpar": {"spearman": None, "pairs": 1, "mean_cosine": 0.5}},
+    }
+    return entry
+
+
+def test_subset_table_and_plot_show_the_change_from_the_first_model(two_results, tmp_path):
+    """A subset whose cosines all rose (calibration) but whose ranking held: Δ mean cos without Δ Spearman."""
+    results = [_with_subsets(two_results[0], 0.55, 92.0), _with_subsets(two_results[1], 0.60, 92.0)]
+    lines = subset_table(results).splitlines()
+    assert lines[0] == (
+        "| set | subset | pairs | Spearman base | Spearman trained | Δ Spearman | mean cos base | mean cos trained "
+        "| Δ mean cos |"
+    )
+    # STS12 comes before STSBenchmark (the STS-7 order); a subset without a Spearman shows '–'
+    assert lines[2] == "| STS12 | MSRpar | 1 | – | – | – | 0.500 | 0.500 | +0.000 |"
+    assert lines[3] == "| STSBenchmark | main-captions | 625 | 92.00 | 92.00 | +0.00 | 0.550 | 0.600 | +0.050 |"
+    fig = plot_sts_subsets(results)
+    spearman_bars = [patch.get_width() for patch in fig.axes[0].patches]
+    cosine_bars = [patch.get_width() for patch in fig.axes[1].patches]
+    np.testing.assert_allclose(spearman_bars, [np.nan, 0.0, 0.0], equal_nan=True)
+    np.testing.assert_allclose(cosine_bars, [0.0, 0.05, 0.0], atol=1e-12)
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == [
+        "STS12 · MSRpar", "STSBenchmark · main-captions", "STSBenchmark · main-news"
+    ]
+    report = write_report(results, tmp_path / "r").read_text(encoding="utf-8")
+    assert "](sts_subsets.png)" in report and lines[3] in report
+    assert (tmp_path / "r" / "sts_subsets.png").stat().st_size > 5000
+
+
+def test_one_model_plots_its_subset_values_and_no_subsets_draws_nothing(two_results, tmp_path):
+    entry = _with_subsets(_entry("outputs/base", 0.0), 0.55, 91.0)
+    fig = plot_sts_subsets([entry])
+    np.testing.assert_allclose([p.get_width() for p in fig.axes[0].patches], [np.nan, 91.0, 70.0], equal_nan=True)
+    assert "Δ" not in subset_table([entry])
+    assert subset_table(two_results) == ""
+    report = write_report(two_results, tmp_path / "r").read_text(encoding="utf-8")
+    assert "sts_subsets.png" not in report and not (tmp_path / "r" / "sts_subsets.png").exists()

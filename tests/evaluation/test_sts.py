@@ -79,3 +79,45 @@ def test_suite_uses_all_pairs_not_subset_mean(fake_encoder_cls, tmp_path):
 def test_suite_needs_tasks():
     with pytest.raises(ValueError, match="at least one task"):
         STSSuite([])
+
+
+def test_subset_scores_tell_calibration_from_ranking(fake_encoder_cls, tmp_path):
+    """Each subset ranks its pairs exactly backwards (-100) while the pooled score does not say so."""
+    import json
+
+    (tmp_path / "sts").mkdir()
+    rows, table = [], {}
+    for i in range(4):
+        for subset, offset in (("A", 0.0), ("B", 1.0)):
+            s1, s2 = f"{subset}{i}x", f"{subset}{i}y"
+            table[s1] = [1.0, 0.0]
+            table[s2] = [np.cos(0.2 * i + offset), np.sin(0.2 * i + offset)]
+            rows.append({"sentence1": s1, "sentence2": s2, "score": float(i), "subset": subset})
+    rows.append({"sentence1": "A0x", "sentence2": "A1y", "score": 2.0, "subset": "C"})
+    (tmp_path / "sts" / "sts12.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    suite = STSSuite(["STS12"], tmp_path)
+    cache = EmbeddingCache(fake_encoder_cls(table, dim=2))
+    subsets = suite.subset_scores(cache)["STS12"]
+    assert list(subsets) == ["A", "B", "C"]
+    assert subsets["A"]["spearman"] == pytest.approx(-100.0) and subsets["B"]["spearman"] == pytest.approx(-100.0)
+    assert suite.evaluate(cache)["STS12"] > -99.0
+    assert subsets["B"]["mean_cosine"] == pytest.approx(np.mean([np.cos(0.2 * i + 1.0) for i in range(4)]))
+    assert subsets["C"] == {"spearman": None, "pairs": 1, "mean_cosine": pytest.approx(np.cos(0.2))}
+
+
+def test_subset_scores_on_the_real_stsb_dev_genres(tiny_model, shared_data):
+    """STS-B dev's three genres, each scored on its own pairs; SICK-R has no subsets and is left out."""
+    suite = STSSuite(["STSBenchmark-dev", "SICK-R"], shared_data)
+    data = suite.data["STSBenchmark-dev"]
+    cache = EmbeddingCache(tiny_model)
+    subsets = suite.subset_scores(cache)
+    assert list(subsets) == ["STSBenchmark-dev"]
+    genres = subsets["STSBenchmark-dev"]
+    assert set(genres) == {"main-captions", "main-forums", "main-news"}
+    assert sum(block["pairs"] for block in genres.values()) == len(data) == 1500
+    cosines = cache.cosine(data.sentences1, data.sentences2)
+    chosen = np.asarray(data.subsets) == "main-forums"
+    expected = spearman_x100(cosines[chosen], np.asarray(data.scores)[chosen])
+    assert genres["main-forums"]["spearman"] == pytest.approx(expected)
+    assert genres["main-forums"]["mean_cosine"] == pytest.approx(float(cosines[chosen].mean()))
+    assert len({round(block["spearman"], 6) for block in genres.values()}) == 3

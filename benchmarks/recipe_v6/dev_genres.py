@@ -1,0 +1,91 @@
+"""Where STS-B dev is lost: its Spearman per genre (captions, forums, news) and each genre's mean cosine.
+
+STS-B dev pools three genres. A pooled score can fall because one genre's ranking breaks, or because one genre's
+cosines shift against the others' while each keeps its ranking (calibration); the genre columns tell them apart.
+Scored with :meth:`st_debias.evaluation.STSSuite.subset_scores`, for saved models or training checkpoints:
+
+    python benchmarks/recipe_v6/dev_genres.py start outputs/recipe_v6/cpu-dev-500/<run>/checkpoints/checkpoint-243 \
+        --max-seq-length 32 --out benchmarks/recipe_v6/results/dev_genres.md
+
+``start`` is the default start model. Writes the table (``--out``) and the same rows, stamped, next to it as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
+from benchmarks.harness.provenance import write_stamped_json  # noqa: E402
+from st_debias.files import atomic_write_text  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+TASK = "STSBenchmark-dev"
+
+
+def model_label(name: str) -> str:
+    """``start``, or the model folder relative to the repository root (never a path of this machine)."""
+    if name == "start":
+        return name
+    path = Path(name).resolve()
+    return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.name
+
+
+def genre_row(name: str, suite, max_seq_length: int | None) -> dict:
+    """Pooled and per-genre STS-B dev figures of one model."""
+    from st_debias.evaluation import EmbeddingCache
+    from st_debias.paths import load_model
+
+    model = load_model(None if name == "start" else name)
+    if max_seq_length is not None:
+        model.max_seq_length = max_seq_length
+    cache = EmbeddingCache(model, show_progress_bar=False)
+    return {
+        "model": model_label(name),
+        "max_seq_length": model.max_seq_length,
+        "pooled": suite.evaluate(cache)[TASK],
+        "genres": suite.subset_scores(cache)[TASK],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("models", nargs="+", help="'start' or saved model / checkpoint folders")
+    parser.add_argument("--out", type=Path, required=True, help="the Markdown table to write (.md)")
+    parser.add_argument("--max-seq-length", type=int, default=None, help="tokens per sentence (default: each model's)")
+    args = parser.parse_args(argv)
+    for name in args.models:
+        if name != "start" and not (Path(name) / "config.json").is_file():
+            parser.error(f"{name}: not a saved model folder (no config.json)")
+    if args.out.suffix != ".md":
+        parser.error(f"--out must name a .md file, got {args.out}")
+    if args.max_seq_length is not None and args.max_seq_length < 1:
+        parser.error(f"--max-seq-length must be at least 1, got {args.max_seq_length}")
+
+    from st_debias.evaluation import STSSuite
+
+    suite = STSSuite([TASK])
+    rows = []
+    for number, name in enumerate(args.models, 1):
+        print(f"[dev_genres] {number}/{len(args.models)}: {model_label(name)}", flush=True)
+        rows.append(genre_row(name, suite, args.max_seq_length))
+    genres = list(rows[0]["genres"])
+    lines = [
+        "| model | tokens | STS-B dev | " + " | ".join(genres) + " | " + " | ".join(f"mean cos, {g}" for g in genres) + " |",
+        "|---|---:|---:|" + "---:|" * (2 * len(genres)),
+    ]
+    for row in rows:
+        spearman = [f"{row['genres'][g]['spearman']:.2f}" for g in genres]
+        cosine = [f"{row['genres'][g]['mean_cosine']:.3f}" for g in genres]
+        lines.append(
+            f"| `{row['model']}` | {row['max_seq_length']} | {row['pooled']:.2f} | " + " | ".join(spearman + cosine) + " |"
+        )
+    atomic_write_text(args.out, "\n".join(lines) + "\n")
+    write_stamped_json(args.out.with_suffix(".json"), {"task": TASK, "rows": rows})
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
