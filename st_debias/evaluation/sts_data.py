@@ -79,7 +79,7 @@ class STSData:
         source: local file path or ``hub:<dataset id>:<split>``.
         text_field: ``processed`` (SentEval text, ``sentence1``) or ``raw`` (``sentence1_raw``).
         sha256: checksum of the local file (None for hub data).
-        subsets: per-pair SemEval subset where the file has it (STS12–16), else empty.
+        subsets: per-pair subset where the file has it (STS12–16's SemEval sources, STS-B's genres), else empty.
     """
 
     name: str
