@@ -20,19 +20,15 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
-def _shared_data() -> Path:
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The real data folder ($ST_DEBIAS_DATA); tests using it are skipped when it is not set."""
     from st_debias.paths import DataNotFoundError, data_dir
 
     try:
         return data_dir()
     except DataNotFoundError as error:
         pytest.skip(f"shared data folder not available: {error}")
-
-
-@pytest.fixture(scope="session")
-def shared_data() -> Path:
-    """The real data folder ($ST_DEBIAS_DATA); tests using it are skipped when it is not set."""
-    return _shared_data()
 
 
 def build_tiny_model_dir(target: Path, seed: int = 0, hidden: int = 128, layers: int = 2) -> Path:

@@ -16,11 +16,12 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.append(str(ROOT))  # for benchmarks.harness
 from benchmarks.harness.provenance import write_stamped_json  # noqa: E402
+from st_debias.evaluation import STSSuite  # noqa: E402
 from st_debias.files import atomic_write_text  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
 TASK = "STSBenchmark-dev"
 
 
@@ -32,7 +33,7 @@ def model_label(name: str) -> str:
     return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.name
 
 
-def genre_row(name: str, suite, max_seq_length: int | None) -> dict:
+def genre_row(name: str, suite: STSSuite, max_seq_length: int | None) -> dict:
     """Pooled and per-genre STS-B dev figures of one model."""
     from st_debias.evaluation import EmbeddingCache
     from st_debias.paths import load_model
@@ -63,9 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.max_seq_length is not None and args.max_seq_length < 1:
         parser.error(f"--max-seq-length must be at least 1, got {args.max_seq_length}")
 
-    from st_debias.evaluation import STSSuite
-
     suite = STSSuite([TASK])
+    if len(set(suite.data[TASK].subsets)) < 2:
+        parser.error(f"{suite.data[TASK].source} has no genre per pair: set ST_DEBIAS_DATA to the shared data folder")
     rows = []
     for number, name in enumerate(args.models, 1):
         print(f"[dev_genres] {number}/{len(args.models)}: {model_label(name)}", flush=True)
@@ -76,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         "|---|---:|---:|" + "---:|" * (2 * len(genres)),
     ]
     for row in rows:
-        spearman = [f"{row['genres'][g]['spearman']:.2f}" for g in genres]
+        spearman = [f"{value:.2f}" if (value := row["genres"][g]["spearman"]) is not None else "–" for g in genres]
         cosine = [f"{row['genres'][g]['mean_cosine']:.3f}" for g in genres]
         lines.append(
             f"| `{row['model']}` | {row['max_seq_length']} | {row['pooled']:.2f} | " + " | ".join(spearman + cosine) + " |"

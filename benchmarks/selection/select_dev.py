@@ -46,7 +46,7 @@ REUSE_STALE = False
 TRANSFER = "quick"
 
 
-def dev_scores(model) -> dict[str, float]:
+def dev_scores(model) -> dict[str, float | None]:
     """STS-B dev Spearman (pooled and per genre), its Cont/Oppn split, and the held-out CANNOT negation cosine
     for ``model``."""
     from st_debias.evaluation import EmbeddingCache, STSSuite, cont_oppn_scores, load_negation_pairs

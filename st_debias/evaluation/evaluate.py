@@ -104,7 +104,8 @@ def evaluate_model(
         ``{"model", "fingerprint", "sts": {task: score, "avg"}, "sts_subsets": {task: {subset: {...}}}, "bias":
         {...}, "mteb": {...}, "transfer": {task: accuracy, "avg"}, "transfer_selection": {...},
         "transfer_details": {...}, "sources": {...}, "encoded_sentences", "timing_s", "environment"}``; blocks
-        for groups not asked for are absent (``sts_subsets``: :meth:`~st_debias.evaluation.sts.STSSuite.subset_scores`).
+        for groups not asked for are absent (``sts_subsets``: :meth:`~st_debias.evaluation.sts.STSSuite.subset_scores`,
+        absent when no set scored has several subsets).
         STS scores are Spearman ×100, transfer scores accuracy ×100 (``transfer_selection``: the dev or
         cross-validation accuracy each classifier was chosen on, never a test figure).
     """

@@ -194,6 +194,11 @@ def compare_table(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _subset_entries(results: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """(label, entry) of the entries that have ``sts_subsets``, labelled as in the rest of the report."""
+    return [(label, r) for label, r in zip(_labels(results), results, strict=True) if r.get("sts_subsets")]
+
+
 def _subset_rows(results: list[dict[str, Any]]) -> list[tuple[str, str]]:
     """(task, subset) of every entry's ``sts_subsets``, tasks in the STS-7 order, subsets in file order."""
     present = [(task, subset) for r in results for task, block in r.get("sts_subsets", {}).items() for subset in block]
@@ -203,19 +208,28 @@ def _subset_rows(results: list[dict[str, Any]]) -> list[tuple[str, str]]:
 
 
 def _subset_value(result: dict[str, Any], task: str, subset: str, key: str) -> float | None:
-    return result.get("sts_subsets", {}).get(task, {}).get(subset, {}).get(key)
+    """One figure of one subset; None where it is absent or not finite (a NaN read back from a hand-made entry)."""
+    value = result.get("sts_subsets", {}).get(task, {}).get(subset, {}).get(key)
+    return value if value is not None and np.isfinite(value) else None
 
 
 def subset_table(results: list[dict[str, Any]]) -> str:
-    """Markdown table of the STS subsets (``sts_subsets``): Spearman and mean cosine per model, and their Δ
-    (last − first) when there are several models. Empty string when no entry has subsets."""
-    rows = _subset_rows(results)
+    """Markdown table of the STS subsets: Spearman and mean cosine per model, and Δ (last − first).
+
+    Args:
+        results: ``results.json`` entries; those without ``sts_subsets`` are left out, and the Δ columns appear
+            when two or more have them.
+
+    Returns:
+        The table, or an empty string when no entry has subsets.
+    """
+    entries = _subset_entries(results)
+    rows = _subset_rows([r for _, r in entries])
     if not rows:
         return ""
-    labels = _labels(results)
-    delta = len(results) > 1
-    spearman_cells = [f"Spearman {label}" for label in labels] + (["Δ Spearman"] if delta else [])
-    cosine_cells = [f"mean cos {label}" for label in labels] + (["Δ mean cos"] if delta else [])
+    delta = len(entries) > 1
+    spearman_cells = [f"Spearman {label}" for label, _ in entries] + (["Δ Spearman (last − first)"] if delta else [])
+    cosine_cells = [f"mean cos {label}" for label, _ in entries] + (["Δ mean cos (last − first)"] if delta else [])
     lines = [
         "| set | subset | pairs | " + " | ".join(spearman_cells + cosine_cells) + " |",
         "|---|---|---:|" + "---:|" * (len(spearman_cells) + len(cosine_cells)),
@@ -223,12 +237,12 @@ def subset_table(results: list[dict[str, Any]]) -> str:
     for task, subset in rows:
         cells = []
         for key, digits in (("spearman", 2), ("mean_cosine", 3)):
-            values = [_subset_value(r, task, subset, key) for r in results]
+            values = [_subset_value(r, task, subset, key) for _, r in entries]
             cells += [_fmt(v, digits) for v in values]
             if delta:
                 first, last = values[0], values[-1]
                 cells.append(f"{last - first:+.{digits}f}" if first is not None and last is not None else "–")
-        pairs = next(p for r in results if (p := _subset_value(r, task, subset, "pairs")) is not None)
+        pairs = next(p for _, r in entries if (p := _subset_value(r, task, subset, "pairs")) is not None)
         lines.append(f"| {task} | {subset} | {pairs} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -347,35 +361,41 @@ def plot_sts_subsets(results: list[dict[str, Any]]):
     With one model the bars are its values; with several, each later model's change from the first, so a
     pooled score that moved through calibration (every cosine of one subset shifted) and not through
     ranking shows as a mean-cosine bar with no Spearman bar beside it.
+
+    Args:
+        results: ``results.json`` entries; those without ``sts_subsets`` are left out (the first one that has
+            them is the baseline).
     """
     plt = _pyplot()
-    labels = _labels(results)
-    rows = _subset_rows(results)
-    delta = len(results) > 1
-    shown = list(zip(labels[1:], results[1:], strict=True)) if delta else [(labels[0], results[0])]
-    fig, axes = plt.subplots(1, 2, figsize=(10.0, max(3.0, 0.28 * len(rows) * max(1, len(shown)) ** 0.5 + 1.6)),
-                             sharey=True)
+    entries = _subset_entries(results)
+    rows = _subset_rows([r for _, r in entries])
+    delta = len(entries) > 1
+    base_label, base = entries[0] if entries else ("", {})
+    shown = entries[1:] if delta else entries
+    height_in = max(3.0, 0.28 * len(rows) * max(1, len(shown)) ** 0.5 + 1.6)
+    fig, axes = plt.subplots(1, 2, figsize=(10.0, height_in), sharey=True)
     y = np.arange(len(rows))
-    height = 0.8 / len(shown)
+    height = 0.8 / max(1, len(shown))
     for ax, key, unit in ((axes[0], "spearman", "Spearman × 100"), (axes[1], "mean_cosine", "mean cosine")):
         for i, (label, r) in enumerate(shown):
             values = []
             for task, subset in rows:
                 value = _subset_value(r, task, subset, key)
-                first = _subset_value(results[0], task, subset, key)
+                first = _subset_value(base, task, subset, key)
                 if delta:
                     value = None if value is None or first is None else value - first
                 values.append(np.nan if value is None else value)
-            colour = f"C{i + 1}" if delta else "C0"
-            ax.barh(y + (i - (len(shown) - 1) / 2) * height, values, height, color=colour,
-                    label=f"{label} − {labels[0]}" if delta else label)
+            offsets = y + (i - (len(shown) - 1) / 2) * height
+            name = f"{label} − {base_label}" if delta else label
+            ax.barh(offsets, values, height, color=f"C{i + 1}" if delta else "C0", label=name)
         if delta:
             ax.axvline(0.0, color="black", linewidth=0.8)
         ax.set_xlabel(f"Δ {unit}" if delta else unit)
         ax.grid(axis="x", alpha=0.3)
     axes[0].set_yticks(y, [f"{task} · {subset}" for task, subset in rows], fontsize=7)
     axes[0].invert_yaxis()
-    axes[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    if shown:
+        axes[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     title = "STS per subset: change from the first model" if delta else "STS per subset"
     fig.suptitle(title + " (the protocol's score pools a set's subsets)", fontsize=10)
     fig.tight_layout()
@@ -575,7 +595,7 @@ def write_report(results: list[dict[str, Any]], output_dir: str | os.PathLike[st
     explanations = {
         "sts": "Higher is better. The average is the plain mean of the sets shown.",
         "sts_subsets": (
-            "Each STS set pools several sources (STS12–16's SemEval subsets, STS-B's captions, forums and news). "
+            "STS12–16 and STS-B each pool several sources (SemEval subsets; STS-B's captions, forums and news). "
             "A set's score moves when a subset's ranking changes, and also when one subset's cosines shift against "
             "another's while each keeps its ranking; the mean cosine per subset tells the two apart. The table "
             "below has every figure."

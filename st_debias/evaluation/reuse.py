@@ -39,8 +39,8 @@ from st_debias.paths import DATA_ENV, DataNotFoundError, data_dir, portable_path
 
 logger = logging.getLogger(__name__)
 
-#: Version of the metric code behind a results entry. Bump it when a score's computation changes, so that
-#: packaged and cached entries computed by the old code are no longer reused.
+#: Version of the metric code behind a results entry. Bump it when a score's computation changes or an entry
+#: gains a block, so that packaged and cached entries computed by the old code are recomputed, not reused.
 EVALUATION_FORMAT = 4
 
 #: Task groups whose inputs are all local files (MTEB has its own data and result cache: never reused here).
@@ -194,8 +194,10 @@ def restrict_entry(entry: dict[str, Any], sts_tasks: Sequence[str]) -> dict[str,
         scores = {task: entry["sts"][task] for task in sts_tasks}
         scores["avg"] = float(np.mean(list(scores.values())))
         out["sts"] = scores
-    if "sts_subsets" in entry:
-        out["sts_subsets"] = {task: block for task, block in entry["sts_subsets"].items() if task in sts_tasks}
+    subsets = {task: block for task, block in entry.get("sts_subsets", {}).items() if task in sts_tasks}
+    out.pop("sts_subsets", None)
+    if subsets:
+        out["sts_subsets"] = subsets
     if "bias" in entry:
         cont_oppn = entry["bias"].get("cont_oppn", {})
         out["bias"] = {**entry["bias"], "cont_oppn": {k: v for k, v in cont_oppn.items() if k in sts_tasks}}

@@ -81,14 +81,15 @@ class STSSuite:
         scores["avg"] = float(np.mean(list(scores.values())))
         return scores
 
-    def subset_scores(self, cache: EmbeddingCache | Any) -> dict[str, dict[str, dict[str, float | int]]]:
+    def subset_scores(self, cache: EmbeddingCache | Any) -> dict[str, dict[str, dict[str, float | int | None]]]:
         """Per task whose pairs come from several subsets (STS12–16's SemEval sources, STS-B's genres):
         ``{subset: {"spearman", "pairs", "mean_cosine"}}``, in file order.
 
         The protocol's score pools every pair of a task, so it also moves when one subset's cosines shift
         against another's (calibration) while each subset keeps its ranking; the per-subset Spearman and mean
-        cosine tell the two apart. A subset of fewer than two pairs, or whose gold scores are all equal, has
-        ``spearman`` None. Tasks with a single subset (SICK-R) are left out.
+        cosine tell the two apart. A subset whose Spearman is undefined (fewer than two pairs, or all gold scores
+        or all cosines equal) has ``spearman`` None. Sets with a single subset (SICK-R) or without subset labels
+        (the hub copies) are left out, so the result may be empty.
 
         Args:
             cache: an :class:`EmbeddingCache`, or a model (wrapped in a fresh cache).
@@ -96,7 +97,7 @@ class STSSuite:
         if not isinstance(cache, EmbeddingCache):
             cache = EmbeddingCache(cache)
         cosines = self.cosines(cache)
-        out: dict[str, dict[str, dict[str, float | int]]] = {}
+        out: dict[str, dict[str, dict[str, float | int | None]]] = {}
         for name, data in self.data.items():
             if len(set(data.subsets)) < 2:
                 continue
@@ -105,11 +106,12 @@ class STSSuite:
             out[name] = {}
             for subset in dict.fromkeys(data.subsets):
                 chosen = labels == subset
-                ranked = int(chosen.sum()) >= 2 and np.ptp(gold[chosen]) > 0
+                cos = cosines[name][chosen]
+                ranked = cos.size >= 2 and np.ptp(gold[chosen]) > 0 and np.ptp(cos) > 0
                 out[name][subset] = {
-                    "spearman": spearman_x100(cosines[name][chosen], gold[chosen]) if ranked else None,
-                    "pairs": int(chosen.sum()),
-                    "mean_cosine": float(np.mean(cosines[name][chosen])),
+                    "spearman": spearman_x100(cos, gold[chosen]) if ranked else None,
+                    "pairs": int(cos.size),
+                    "mean_cosine": float(np.mean(cos)),
                 }
         return out
 

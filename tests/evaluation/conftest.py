@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from st_debias.evaluation.bias_data import NEGATION_MEANING_LINES
-from tests.conftest import _shared_data
 
 MINI_STS_ROWS = 60
 MINI_PROBE_ROWS = 12
@@ -25,10 +24,10 @@ MINI_NEGATION_MEANING_LINES = 1500
 
 
 @pytest.fixture(scope="session")
-def mini_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def mini_data(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
     """A data folder with the first rows of every STS file and CANNOT probe file, and a corpus holding the
     real corpus's lines up to the first lines of the negation-meaning range, then its last lines."""
-    source = _shared_data()
+    source = shared_data
     target = tmp_path_factory.mktemp("mini_data")
     (target / "sts").mkdir()
     for path in sorted((source / "sts").glob("*.jsonl")):

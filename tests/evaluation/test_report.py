@@ -194,8 +194,8 @@ def test_subset_table_and_plot_show_the_change_from_the_first_model(two_results,
     results = [_with_subsets(two_results[0], 0.55, 92.0), _with_subsets(two_results[1], 0.60, 92.0)]
     lines = subset_table(results).splitlines()
     assert lines[0] == (
-        "| set | subset | pairs | Spearman base | Spearman trained | Δ Spearman | mean cos base | mean cos trained "
-        "| Δ mean cos |"
+        "| set | subset | pairs | Spearman base | Spearman trained | Δ Spearman (last − first) | mean cos base "
+        "| mean cos trained | Δ mean cos (last − first) |"
     )
     # STS12 comes before STSBenchmark (the STS-7 order); a subset without a Spearman shows '–'
     assert lines[2] == "| STS12 | MSRpar | 1 | – | – | – | 0.500 | 0.500 | +0.000 |"
@@ -221,3 +221,16 @@ def test_one_model_plots_its_subset_values_and_no_subsets_draws_nothing(two_resu
     assert subset_table(two_results) == ""
     report = write_report(two_results, tmp_path / "r").read_text(encoding="utf-8")
     assert "sts_subsets.png" not in report and not (tmp_path / "r" / "sts_subsets.png").exists()
+
+
+def test_entries_without_subsets_are_left_out_and_the_first_with_them_is_the_baseline(two_results):
+    """An older or hub-data entry (no ``sts_subsets``) first must not blank every bar; a NaN figure shows as '–'."""
+    middle = _with_subsets(_entry("outputs/middle", 1.0), 0.50, 90.0)
+    last = _with_subsets(_entry("outputs/last", 2.0), 0.60, float("nan"))
+    results = [two_results[0], middle, last]
+    fig = plot_sts_subsets(results)
+    np.testing.assert_allclose([p.get_width() for p in fig.axes[1].patches], [0.0, 0.1, 0.0], atol=1e-12)
+    assert [text.get_text() for text in fig.axes[1].get_legend().get_texts()] == ["last − middle"]
+    lines = subset_table(results).splitlines()
+    assert "Spearman base" not in lines[0] and "Spearman middle" in lines[0]
+    assert lines[3] == "| STSBenchmark | main-captions | 625 | 90.00 | – | – | 0.500 | 0.600 | +0.100 |"

@@ -81,28 +81,68 @@ def test_suite_needs_tasks():
         STSSuite([])
 
 
-def test_subset_scores_tell_calibration_from_ranking(fake_encoder_cls, tmp_path):
-    """Each subset ranks its pairs exactly backwards (-100) while the pooled score does not say so."""
+def _two_subset_set(tmp_path, shift: float):
+    """An STS12 file of two subsets, each ranked exactly right by the fake encoder; subset B's cosines all lowered
+    by ``shift`` radians. Returns the suite and its cache."""
     import json
 
-    (tmp_path / "sts").mkdir()
+    (tmp_path / "sts").mkdir(exist_ok=True)
     rows, table = [], {}
     for i in range(4):
-        for subset, offset in (("A", 0.0), ("B", 1.0)):
+        for subset, offset in (("A", 0.0), ("B", shift)):
             s1, s2 = f"{subset}{i}x", f"{subset}{i}y"
+            angle = 0.2 * (3 - i) + offset  # a higher score, a smaller angle
             table[s1] = [1.0, 0.0]
-            table[s2] = [np.cos(0.2 * i + offset), np.sin(0.2 * i + offset)]
+            table[s2] = [np.cos(angle), np.sin(angle)]
             rows.append({"sentence1": s1, "sentence2": s2, "score": float(i), "subset": subset})
-    rows.append({"sentence1": "A0x", "sentence2": "A1y", "score": 2.0, "subset": "C"})
+    table["C0x"], table["C0y"], table["C1y"] = [1.0, 0.0], [0.0, 1.0], [0.0, 1.0]
+    rows += [
+        {"sentence1": "C0x", "sentence2": "C0y", "score": 1.0, "subset": "C"},
+        {"sentence1": "C0x", "sentence2": "C1y", "score": 4.0, "subset": "C"},
+    ]
     (tmp_path / "sts" / "sts12.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    suite = STSSuite(["STS12"], tmp_path)
+    return STSSuite(["STS12"], tmp_path), table
+
+
+def test_subset_scores_tell_calibration_from_ranking(fake_encoder_cls, tmp_path):
+    """Each subset keeps a perfect ranking while one subset's cosines shift: the pooled score falls, the subset
+    scores stay at 100, and the mean cosines show the shift. Equal cosines give no Spearman (None), not NaN."""
+    suite, table = _two_subset_set(tmp_path, shift=1.0)
     cache = EmbeddingCache(fake_encoder_cls(table, dim=2))
     subsets = suite.subset_scores(cache)["STS12"]
     assert list(subsets) == ["A", "B", "C"]
-    assert subsets["A"]["spearman"] == pytest.approx(-100.0) and subsets["B"]["spearman"] == pytest.approx(-100.0)
-    assert suite.evaluate(cache)["STS12"] > -99.0
-    assert subsets["B"]["mean_cosine"] == pytest.approx(np.mean([np.cos(0.2 * i + 1.0) for i in range(4)]))
-    assert subsets["C"] == {"spearman": None, "pairs": 1, "mean_cosine": pytest.approx(np.cos(0.2))}
+    assert subsets["A"]["spearman"] == pytest.approx(100.0) and subsets["B"]["spearman"] == pytest.approx(100.0)
+    assert suite.evaluate(cache)["STS12"] < 90.0
+    shifted = np.mean([np.cos(0.2 * (3 - i) + 1.0) for i in range(4)])
+    assert subsets["B"]["mean_cosine"] == pytest.approx(shifted)
+    assert subsets["A"]["mean_cosine"] - subsets["B"]["mean_cosine"] > 0.3
+    assert subsets["C"] == {"spearman": None, "pairs": 2, "mean_cosine": pytest.approx(0.0, abs=1e-12)}
+
+
+def test_evaluate_model_stores_the_subsets_and_a_quick_entry_keeps_its_sets_only(
+    tiny_model, mini_data, shared_data, tmp_path
+):
+    """Real STS12 rows of two SemEval subsets, through evaluate_model; restricting the entry keeps what scoring
+    only those sets gives (no empty block)."""
+    import json
+    import shutil
+
+    from st_debias.evaluation import evaluate_model
+    from st_debias.evaluation.reuse import restrict_entry
+
+    folder = tmp_path / "data"
+    shutil.copytree(mini_data, folder)
+    records = [json.loads(line) for line in (shared_data / "sts" / "sts12.jsonl").read_text(encoding="utf-8").splitlines()]
+    kept = [r for r in records if r["subset"] == "MSRpar"][:30] + [r for r in records if r["subset"] == "MSRvid"][:30]
+    (folder / "sts" / "sts12.jsonl").write_text("".join(json.dumps(r) + "\n" for r in kept), encoding="utf-8")
+    entry = evaluate_model(tiny_model, "sts", folder, show_progress_bar=False)
+    subsets = entry["sts_subsets"]
+    assert set(subsets) == {"STS12"} and list(subsets["STS12"]) == ["MSRpar", "MSRvid"]
+    alone = STSSuite(["STS12"], folder).subset_scores(EmbeddingCache(tiny_model))["STS12"]
+    for subset, block in alone.items():  # other sentences in the batch: float32 padding noise, no more
+        assert subsets["STS12"][subset] == pytest.approx(block, rel=1e-6, abs=1e-9)
+    assert restrict_entry(entry, ["STS12", "SICK-R"])["sts_subsets"] == subsets
+    assert "sts_subsets" not in restrict_entry(entry, ["SICK-R"])
 
 
 def test_subset_scores_on_the_real_stsb_dev_genres(tiny_model, shared_data):
