@@ -71,10 +71,14 @@ def main(argv: list[str] | None = None) -> int:
     figure, axis = plt.subplots(figsize=(10, 5.5))
     shown = set(args.highlight) if args.highlight else {name.split(" (")[0] for name in data}
     others = False
+    drawn = 0
     for name, points in data.items():
         steps, scores = zip(*points, strict=True)
         if name.split(" (")[0] in shown:
-            axis.plot(steps, scores, marker=".", linewidth=1.8, label=name, zorder=3)
+            # Past ten curves the colours repeat: the repeats are dashed, so no two curves look alike.
+            style = {"color": f"C{drawn % 10}", "linestyle": ("-", "--", ":")[drawn // 10 % 3]}
+            axis.plot(steps, scores, marker=".", linewidth=1.8, label=name, zorder=3, **style)
+            drawn += 1
         else:
             axis.plot(steps, scores, color="0.75", linewidth=0.8, zorder=1, label=None if others else "other variants")
             others = True
