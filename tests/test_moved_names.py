@@ -15,6 +15,14 @@ MOVED = [
     ("st_debias.data.parallel", "block_builder", "st_debias.data.kinds"),
     ("st_debias.data.parallel", "BlockWorker", "st_debias.data.kinds"),
     ("st_debias.data.io.nli", "evaluation_sentences", "st_debias.evaluation.sts_data"),
+    ("st_debias.evaluation.report", "plot_scores", "st_debias.evaluation.plots"),
+    ("st_debias.evaluation.report", "plot_cont_oppn", "st_debias.evaluation.plots"),
+    ("st_debias.evaluation.report", "plot_probe_histograms", "st_debias.evaluation.plots"),
+    ("st_debias.evaluation.report", "plot_negation_histograms", "st_debias.evaluation.plots"),
+    ("st_debias.evaluation.report", "plot_word_order_histograms", "st_debias.evaluation.plots"),
+    ("st_debias.evaluation.report", "CONT_OPPN_PARTS", "st_debias.evaluation.entries"),
+    ("st_debias.evaluation.report", "cont_oppn_part", "st_debias.evaluation.entries"),
+    ("st_debias.evaluation.report", "eligible_cont_oppn", "st_debias.evaluation.entries"),
 ]
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
 from benchmarks.harness.provenance import write_stamped_json  # noqa: E402
 from benchmarks.harness.runner import ARCHIVE, result_files, train_and_record  # noqa: E402
-from st_debias.evaluation.report import CONT_OPPN_PARTS, cont_oppn_part, eligible_cont_oppn  # noqa: E402
+from st_debias.evaluation.entries import CONT_OPPN_PARTS, cont_oppn_part, eligible_cont_oppn  # noqa: E402
 from st_debias.files import atomic_write_text  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"

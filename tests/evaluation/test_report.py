@@ -1,4 +1,4 @@
-"""Report: PNGs are real plots of the numbers in results.json; the comparison table; Markdown renders."""
+"""Report and its plots: PNGs are real plots of the numbers in results.json; the comparison table; Markdown renders."""
 
 from __future__ import annotations
 
@@ -6,16 +6,14 @@ import numpy as np
 import pytest
 
 from st_debias.evaluation.bias import HISTOGRAM_EDGES
-from st_debias.evaluation.report import (
-    compare_table,
+from st_debias.evaluation.plots import (
     plot_cont_oppn,
     plot_negation_histograms,
     plot_scores,
     plot_sts_subsets,
     plot_word_order_histograms,
-    subset_table,
-    write_report,
 )
+from st_debias.evaluation.report import compare_table, subset_table, write_report
 from st_debias.evaluation.sts_data import STS_TASKS
 
 
@@ -72,6 +70,15 @@ def _entry(name: str, shift: float) -> dict:
             "sts": {"STS12": {"source": "/data/sts/sts12.jsonl", "pairs": 3108, "text_field": "processed"}}
         },
     }
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """Every test draws figures; close them so that the session does not keep dozens open."""
+    yield
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
 
 
 @pytest.fixture
