@@ -21,16 +21,14 @@ sys.path.append(str(ROOT))  # for benchmarks.harness
 from benchmarks.harness.provenance import write_stamped_json  # noqa: E402
 from st_debias.evaluation import STSSuite  # noqa: E402
 from st_debias.files import atomic_write_text  # noqa: E402
+from st_debias.paths import portable_path  # noqa: E402
 
 TASK = "STSBenchmark-dev"
 
 
 def model_label(name: str) -> str:
-    """``start``, or the model folder relative to the repository root (never a path of this machine)."""
-    if name == "start":
-        return name
-    path = Path(name).resolve()
-    return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.name
+    """``start``, or the model folder as a result file may show it (never a path of this machine)."""
+    return name if name == "start" else portable_path(name)
 
 
 def genre_row(name: str, suite: STSSuite, max_seq_length: int | None) -> dict:
