@@ -255,7 +255,7 @@ def test_train_refuses_a_bad_process_count_before_any_work(capsys):
     assert "--num-proc must be at least 1" in capsys.readouterr().err and not Path("never-created").exists()
 
 
-def test_frozen_heap_unfreezes_only_what_it_froze() -> None:
+def test_frozen_heap_unfreezes_only_what_it_froze(monkeypatch: pytest.MonkeyPatch) -> None:
     """The heap is frozen while workers fork, then unfrozen; a caller's own freeze is left as it was."""
     import gc
 
@@ -267,12 +267,16 @@ def test_frozen_heap_unfreezes_only_what_it_froze() -> None:
     assert gc.get_freeze_count() == 0
     with frozen_heap(False):
         assert gc.get_freeze_count() == 0
+    # A frozen object freed by its reference count leaves the permanent generation, so the count
+    # itself can drift while this runs: watch the calls instead.
+    calls: list[str] = []
+    monkeypatch.setattr(gc, "freeze", lambda real=gc.freeze: (calls.append("freeze"), real())[1])
+    monkeypatch.setattr(gc, "unfreeze", lambda real=gc.unfreeze: (calls.append("unfreeze"), real())[1])
     gc.freeze()
     try:
-        frozen = gc.get_freeze_count()
         with frozen_heap(True):
             pass
-        assert gc.get_freeze_count() == frozen
+        assert calls == ["freeze"] and gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
 
