@@ -89,10 +89,15 @@ def dev_scores(model) -> dict[str, float | None]:
 
 def run_one(path: str, seed: int, args: argparse.Namespace) -> Path:
     from decay_to_start import DecayToStart
+    from low_rank import LowRankAdapters
 
     from st_debias.recipes import load_recipe, override
 
     label = Path(path).stem + (f"-decay{args.decay_to_start:g}" if args.decay_to_start else "")
+    label += f"-lora{args.lora_rank}" if args.lora_rank else ""
+    callbacks = [DecayToStart(args.decay_to_start)] if args.decay_to_start else []
+    if args.lora_rank:
+        callbacks.append(LowRankAdapters(args.lora_rank))
     recipe = override(
         load_recipe(path), steps=args.steps, batch_size=64, max_seq_length=32, eval_steps=args.eval_steps, seed=seed
     )
@@ -106,6 +111,7 @@ def run_one(path: str, seed: int, args: argparse.Namespace) -> Path:
             "variant": label,
             "seed": seed,
             "decay_to_start": args.decay_to_start,
+            **({"lora": repr(callbacks[-1])} if args.lora_rank else {}),
             "recipe": recipe.to_dict(),
             "wall_s": wall_s,
             "best_checkpoint": result.best_checkpoint,
@@ -126,7 +132,7 @@ def run_one(path: str, seed: int, args: argparse.Namespace) -> Path:
         resume=args.resume,
         tag="select",
         gradient_share_every=args.gradient_shares,
-        **({"callbacks": [DecayToStart(args.decay_to_start)]} if args.decay_to_start else {}),
+        **({"callbacks": callbacks} if callbacks else {}),
     )
 
 
@@ -216,6 +222,10 @@ def check_inputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
             load_recipe(path)
         except (OSError, ValueError) as error:
             parser.error(str(error))
+        if args.lora_rank and load_recipe(path).training.keep != "last":
+            parser.error(f"--lora-rank: {path} keeps its best checkpoint; adapters need training.keep: last")
+    if args.lora_rank and args.resume:
+        parser.error("--lora-rank cannot --resume: a LoRA run's checkpoints hold the adapters alone")
     missing = [folder for folder in args.score_models if not Path(folder).is_dir()]
     if missing:
         parser.error(f"--score-models: no such folder: {', '.join(missing)}")
@@ -243,6 +253,11 @@ def main(argv: list[str] | None = None) -> int:
         "--decay-to-start", type=float, default=0.0, metavar="STRENGTH",
         help="experimental: pull the weights toward the start model after each step (decay_to_start.py; 0 = off)",
     )
+    parser.add_argument(
+        "--lora-rank", type=int, default=0, metavar="R",
+        help="experimental: train rank-R adapters on the attention's query and value instead of every weight, merged "
+        "at the end (low_rank.py; needs training.keep: last and cannot --resume; 0 = off)",
+    )
     parser.add_argument("--reuse-stale", action="store_true", help="reuse result files whose provenance stamp differs")
     parser.add_argument(
         "--resume", action="store_true",
@@ -260,6 +275,8 @@ def main(argv: list[str] | None = None) -> int:
         RESULTS = Path(args.results_dir).resolve()
     if args.decay_to_start < 0:
         parser.error(f"--decay-to-start must be >= 0 (0 = off), got {args.decay_to_start}")
+    if args.lora_rank < 0:
+        parser.error(f"--lora-rank must be >= 0 (0 = off), got {args.lora_rank}")
     check_inputs(parser, args)
     if not args.table:
         start_scores()

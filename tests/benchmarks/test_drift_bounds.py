@@ -1,5 +1,6 @@
-"""``select_dev.py --decay-to-start``: after each optimiser step the weights move back toward their start values by
-learning rate × strength of the distance, so a rate of 1 returns them exactly to the start."""
+"""The lab's bounds on drift in ``select_dev.py``. ``--decay-to-start``: after each optimiser step the weights move back
+toward their start values by learning rate × strength of the distance, so a rate of 1 returns them exactly to the start.
+``--lora-rank``: only low-rank updates to the attention's query and value train, merged into a plain model at the end."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from datasets import Dataset
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "selection"))
 from decay_to_start import DecayToStart  # noqa: E402
+from low_rank import LowRankAdapters  # noqa: E402
 
 from st_debias.losses import MarginNegationLoss  # noqa: E402
 
@@ -56,3 +58,31 @@ def test_a_non_positive_strength_is_refused() -> None:
     with pytest.raises(ValueError, match="must be > 0"):
         DecayToStart(0.0)
     assert repr(DecayToStart(200)) == "DecayToStart(strength=200)"
+
+
+def test_low_rank_adapters_change_query_and_value_by_rank_r_and_leave_a_plain_model(tiny_model, tmp_path: Path) -> None:
+    start = {n: p.detach().clone() for n, p in tiny_model.state_dict().items()}
+    _train(tiny_model, tmp_path, [LowRankAdapters(rank=2)])
+    trained = tiny_model.state_dict()
+    assert type(tiny_model[0].auto_model).__name__ == "BertModel", "adapters merged and removed"
+    assert trained.keys() == start.keys()
+    changed = {n for n in start if not torch.equal(trained[n], start[n])}
+    adapted = {n for n in start if n.endswith(("query.weight", "value.weight"))}
+    assert changed == adapted and len(adapted) == 4  # two layers, query and value
+    for name in adapted:
+        assert torch.linalg.matrix_rank((trained[name] - start[name]).double(), rtol=1e-5).item() <= 2
+
+
+def test_low_rank_adapters_refuse_a_best_checkpoint_and_a_rank_below_one(tiny_model, tmp_path: Path) -> None:
+    from sentence_transformers import SentenceTransformerTrainingArguments
+
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(tmp_path), load_best_model_at_end=True, eval_strategy="steps", save_strategy="steps",
+        report_to="none",
+    )
+    with pytest.raises(ValueError, match="training.keep: last"):
+        LowRankAdapters(rank=2).on_init_end(args, None, None, model=tiny_model)
+    assert type(tiny_model[0].auto_model).__name__ == "BertModel", "refused before any adapter was added"
+    with pytest.raises(ValueError, match="must be >= 1"):
+        LowRankAdapters(0)
+    assert repr(LowRankAdapters(8)) == "LowRankAdapters(rank=8, alpha=16, targets=['query', 'value'])"
