@@ -6,7 +6,8 @@ zero, so training begins at the start model and every other weight stays there. 
 merged into the weights and removed, so the run saves (and selects, and evaluates) a plain model.
 
 The adapters are added when the trainer is built, before its optimiser exists, so the optimiser holds the adapter
-weights alone. A run cannot resume: its trainer checkpoints hold the adapters without the weights they adapt.
+weights alone. A run cannot resume: its trainer checkpoints hold the adapters without the weights they adapt
+(an interrupted run's checkpoint, which st_debias names when it stops, is of no use either).
 """
 
 from __future__ import annotations

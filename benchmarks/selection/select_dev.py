@@ -213,6 +213,18 @@ def _fmt(value: float, key: str) -> str:
     return f"{value:.3f}" if key.startswith(("neg", "word", "mp", "nm")) else f"{value:.2f}"
 
 
+def check_lora_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """``--lora-rank``: peft installed, and neither ``--resume`` nor ``--decay-to-start`` beside it."""
+    import importlib.util
+
+    if args.resume:
+        parser.error("--lora-rank cannot --resume: a LoRA run's checkpoints hold the adapters alone")
+    if args.decay_to_start:
+        parser.error("--lora-rank and --decay-to-start: the pull would draw the adapters toward their random start")
+    if importlib.util.find_spec("peft") is None:
+        parser.error("--lora-rank needs peft (pip install -e '.[dev]')")
+
+
 def check_inputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Refuse a recipe that does not load or a model folder that does not exist, before any scoring (exit 2)."""
     from st_debias.recipes import load_recipe
@@ -222,10 +234,13 @@ def check_inputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
             load_recipe(path)
         except (OSError, ValueError) as error:
             parser.error(str(error))
-        if args.lora_rank and load_recipe(path).training.keep != "last":
+        training = load_recipe(path).training
+        if args.lora_rank and training.keep != "last":
             parser.error(f"--lora-rank: {path} keeps its best checkpoint; adapters need training.keep: last")
-    if args.lora_rank and args.resume:
-        parser.error("--lora-rank cannot --resume: a LoRA run's checkpoints hold the adapters alone")
+        if args.lora_rank and (training.frozen_layers or training.freeze_embeddings):
+            parser.error(f"--lora-rank: {path} freezes layers; the adapters would train on them all the same")
+    if args.lora_rank:
+        check_lora_arguments(parser, args)
     missing = [folder for folder in args.score_models if not Path(folder).is_dir()]
     if missing:
         parser.error(f"--score-models: no such folder: {', '.join(missing)}")

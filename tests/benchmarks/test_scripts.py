@@ -194,3 +194,23 @@ def test_dev_genres_scores_each_genre_and_refuses_a_folder_that_is_no_model(
     assert set(row["genres"]) == {"main-captions", "main-forums", "main-news"}
     assert sum(genre["pairs"] for genre in row["genres"].values()) == 1500
     assert f"{row['pooled']:.2f}" in out.read_text()
+
+
+@pytest.mark.parametrize(
+    ("config", "extra", "says"),
+    [
+        ("v6-norecall-swap10-lr3e4-last", ["--resume"], "cannot --resume"),
+        ("v6-norecall-swap10-lr3e4-last", ["--decay-to-start", "300"], "random start"),
+        ("v6-norecall-swap10-frozen4-last", [], "freezes layers"),
+        ("v6-swap10-gamma1e3", [], "training.keep: last"),
+        ("v6-norecall-swap10-lr3e4-last", ["--lora-rank", "-1"], "must be >= 0"),
+    ],
+)
+def test_select_dev_refuses_what_low_rank_adapters_cannot_do(config: str, extra: list[str], says: str, monkeypatch, capsys) -> None:
+    """Each refused before any scoring or training, with exit 2."""
+    module = _load(BENCHMARKS / "selection" / "select_dev.py", monkeypatch)
+    monkeypatch.setattr(module, "start_scores", lambda *a, **k: pytest.fail("scored before refusing"))
+    recipe = BENCHMARKS / "recipe_v6" / "configs" / f"{config}.yaml"
+    with pytest.raises(SystemExit) as refused:
+        module.main([str(recipe), "--lora-rank", "8", *extra])
+    assert refused.value.code == 2 and says in capsys.readouterr().err
