@@ -110,3 +110,25 @@ def first_sentences(count: int) -> list[str]:
 @pytest.fixture(scope="session")
 def wiki_sentences() -> list[str]:
     return first_sentences(512)
+
+
+def train_tiny(model, output_dir: Path, callbacks: list, steps: int = 3, resume: str | None = None, **arguments) -> None:
+    """A few steps of MarginNegationLoss on four fixed rows at learning rate 1e-2 (constant), with ``callbacks``
+    (``arguments``: more training arguments; ``resume``: a checkpoint to continue from)."""
+    from datasets import Dataset
+    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+
+    from st_debias.losses import MarginNegationLoss
+
+    rows = Dataset.from_dict({
+        "anchor": ["the cat sat on the mat", "stocks fell sharply today", "a man plays a guitar", "rain is expected"],
+        "positive": ["the mat had a cat on it", "shares dropped steeply", "a guitar is played by a man", "rain is due"],
+        "negative": ["the cat did not sit", "stocks rose sharply today", "a guitar plays a man", "rain is not expected"],
+    })
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(output_dir), max_steps=steps, per_device_train_batch_size=4, learning_rate=1e-2,
+        lr_scheduler_type="constant", report_to="none", disable_tqdm=True, **({"save_strategy": "no"} | arguments),
+    )
+    loss = MarginNegationLoss(model, alpha=0.5, beta=0.6, margin_weight=1.0)
+    trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=rows, loss=loss, callbacks=callbacks)
+    trainer.train(resume_from_checkpoint=resume)

@@ -88,18 +88,16 @@ def dev_scores(model) -> dict[str, float | None]:
 
 
 def run_one(path: str, seed: int, args: argparse.Namespace) -> Path:
-    from decay_to_start import DecayToStart
     from low_rank import LowRankAdapters
 
     from st_debias.recipes import load_recipe, override
 
     label = Path(path).stem + (f"-decay{args.decay_to_start:g}" if args.decay_to_start else "")
     label += f"-lora{args.lora_rank}" if args.lora_rank else ""
-    callbacks = [DecayToStart(args.decay_to_start)] if args.decay_to_start else []
-    if args.lora_rank:
-        callbacks.append(LowRankAdapters(args.lora_rank))
+    callbacks = [LowRankAdapters(args.lora_rank)] if args.lora_rank else []
     recipe = override(
-        load_recipe(path), steps=args.steps, batch_size=64, max_seq_length=32, eval_steps=args.eval_steps, seed=seed
+        load_recipe(path), steps=args.steps, batch_size=64, max_seq_length=32, eval_steps=args.eval_steps, seed=seed,
+        decay_to_start=args.decay_to_start or None,
     )
 
     def entry(result, wall_s: float) -> dict:
@@ -239,6 +237,8 @@ def check_inputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
             parser.error(f"--lora-rank: {path} keeps its best checkpoint; adapters need training.keep: last")
         if args.lora_rank and (training.frozen_layers or training.freeze_embeddings):
             parser.error(f"--lora-rank: {path} freezes layers; the adapters would train on them all the same")
+        if args.lora_rank and training.decay_to_start:
+            parser.error(f"--lora-rank: {path} sets training.decay_to_start; the pull would draw the adapters toward their random start")
     if args.lora_rank:
         check_lora_arguments(parser, args)
     missing = [folder for folder in args.score_models if not Path(folder).is_dir()]
@@ -266,7 +266,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gradient-shares", type=int, default=10, metavar="N", help="log gradient shares every N steps")
     parser.add_argument(
         "--decay-to-start", type=float, default=0.0, metavar="STRENGTH",
-        help="experimental: pull the weights toward the start model after each step (decay_to_start.py; 0 = off)",
+        help="pull the weights toward the start model after each step, as the recipe setting training.decay_to_start "
+        "(labelled <variant>-decay<STRENGTH>; 0 = the recipe's own)",
     )
     parser.add_argument(
         "--lora-rank", type=int, default=0, metavar="R",

@@ -54,6 +54,9 @@ class TrainingConfig:
     frozen_layers: int = 0
     #: Keep the embedding layer (token and position vectors) alone at its start weights.
     freeze_embeddings: bool = False
+    #: After each optimiser step, move every trainable weight back toward its start value by learning rate ×
+    #: this × its distance (:class:`~st_debias.recipes.callbacks.DecayToStart`; 0: off).
+    decay_to_start: float = 0.0
 
 
 @dataclass
@@ -156,6 +159,8 @@ def _check_training(training: TrainingConfig, where: str) -> None:
             raise ValueError(f"Recipe {where}: training.{name} must be > 0, got {value!r}.")
     if not isinstance(training.freeze_embeddings, bool):
         raise ValueError(f"Recipe {where}: training.freeze_embeddings must be true or false, got {training.freeze_embeddings!r}.")
+    if training.decay_to_start < 0:
+        raise ValueError(f"Recipe {where}: training.decay_to_start must be >= 0 (0: off), got {training.decay_to_start!r}.")
     if training.frozen_layers < 0:
         raise ValueError(f"Recipe {where}: training.frozen_layers must be >= 0, got {training.frozen_layers!r}.")
     if not 0 <= training.warmup_ratio < 1:

@@ -351,7 +351,7 @@ def _train(
     from sentence_transformers import SentenceTransformerTrainer
 
     from st_debias.evaluation import sts_dev_evaluator
-    from st_debias.recipes.callbacks import FindBestCheckpoint, GradientShareCallback
+    from st_debias.recipes.callbacks import DecayToStart, FindBestCheckpoint, GradientShareCallback
 
     from .stopping import SaveAndStopOnSignal, StopOnNonFinite, TrainingInterrupted
 
@@ -368,6 +368,8 @@ def _train(
         run.start = StartCandidate.score(run.model, run.dev_evaluator)
     stop_on_signal = SaveAndStopOnSignal()
     callbacks = [stop_on_signal, StopOnNonFinite(loss, checkpoints), FindBestCheckpoint(checkpoints)]
+    if training.decay_to_start:
+        callbacks.append(DecayToStart(training.decay_to_start))
     if gradient_share_every:
         callbacks.append(GradientShareCallback(loss, every=gradient_share_every))
     callbacks.extend(extra_callbacks)
