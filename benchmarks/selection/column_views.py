@@ -1,0 +1,87 @@
+"""An experimental contrastive part for MarginNegationLoss: SimCSE on chosen columns of the rows.
+
+``MarginNegationLoss(contrastive="dropout")`` embeds the anchor column twice and trains InfoNCE between the two
+dropout views, with the other anchors as in-batch negatives (unsupervised SimCSE). In the ``st-debias`` rows most
+anchors are affirmative, and the negated sentences sit in the negation column, where nothing keeps them apart
+from each other. ``ColumnViewsMarginLoss`` gives SimCSE's term to the columns named in ``view_columns``
+instead: for each one, a second dropout view of that column and InfoNCE between the two, the in-batch negatives
+taken from the same column only (a row's own anchor is never a negative of its negation, so the margin's window
+on that pair stays the only force on it)::
+
+    L = λ · l_m + Σ_{c ∈ view_columns} InfoNCE(c, c')
+
+Importing this module registers the class in the recipe loss registry, so a lab recipe YAML can name it
+(``select_dev.py`` imports it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from torch import Tensor
+
+from st_debias import core
+from st_debias.losses import MarginNegationLoss
+from st_debias.losses._base import LossOutput, combine_parts
+from st_debias.recipes.losses import LOSSES
+
+#: The three text columns of a margin row, in order.
+COLUMNS = ("anchor", "paraphrase", "negation")
+
+
+class ColumnViewsMarginLoss(MarginNegationLoss):
+    def __init__(
+        self,
+        model: Any,
+        view_columns: Sequence[str] = ("negation",),
+        alpha: float = 0.05,
+        beta: float = 0.2,
+        margin_weight: float = 1e-3,
+        scale: float = 20.0,
+        return_parts: bool = False,
+    ) -> None:
+        """The margin (``MarginNegationLoss`` with ``contrastive=None``) plus one SimCSE term per column in
+        ``view_columns`` (module docstring).
+
+        Raises:
+            ValueError: an unknown or repeated column, or none.
+        """
+        super().__init__(model, alpha=alpha, beta=beta, margin_weight=margin_weight, contrastive=None, scale=scale)
+        columns = list(view_columns)
+        unknown = [c for c in columns if c not in COLUMNS]
+        if not columns or unknown or len(set(columns)) != len(columns):
+            raise ValueError(
+                f"ColumnViewsMarginLoss: view_columns must name distinct columns of {list(COLUMNS)}, got {columns!r}."
+            )
+        self.view_columns = tuple(columns)
+        self.return_parts = return_parts
+
+    def input_columns(self, features: list[dict[str, Tensor]]) -> list[dict[str, Tensor]]:
+        """The three text columns, then a copy of each column in ``view_columns`` (embedded again, so with its
+        own dropout mask)."""
+        columns = super().input_columns(features)
+        return [*columns, *(dict(columns[COLUMNS.index(c)]) for c in self.view_columns)]
+
+    def compute_loss_from_embeddings(self, embeddings: list[Tensor], labels: Tensor | None = None) -> LossOutput:
+        """``embeddings`` = [anchor, paraphrase, negation], then the second view of each of ``view_columns``."""
+        expected = len(COLUMNS) + len(self.view_columns)
+        layout = ", ".join([*COLUMNS, *(f"{c} dropout view" for c in self.view_columns)])
+        core.check_num_columns(embeddings, expected, expected, "ColumnViewsMarginLoss", layout)
+        outer, self.return_parts = self.return_parts, True
+        try:
+            parts = super().compute_loss_from_embeddings(embeddings[: len(COLUMNS)], labels)
+        finally:
+            self.return_parts = outer
+        for column, view in zip(self.view_columns, embeddings[len(COLUMNS) :]):
+            source = core.at_least_float32(embeddings[COLUMNS.index(column)])
+            logits = core.scaled(core.similarity_matrix(source, core.at_least_float32(view), self.similarity_fct), self.scale)
+            parts[f"contrastive_{column}"] = core.infonce(logits, core.positive_index(source.size(0), 0, source.device))
+        return combine_parts(parts, self.return_parts)
+
+    def get_config_dict(self) -> dict[str, Any]:
+        config = {k: v for k, v in super().get_config_dict().items() if k != "contrastive"}
+        return {**config, "view_columns": list(self.view_columns)}
+
+
+LOSSES.setdefault("ColumnViewsMarginLoss", __name__)
