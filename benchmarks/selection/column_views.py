@@ -8,7 +8,9 @@ instead: for each one, a second dropout view of that column and InfoNCE between 
 taken from the same column only (a row's own anchor is never a negative of its negation, so the margin's window
 on that pair stays the only force on it)::
 
-    L = λ · l_m + Σ_{c ∈ view_columns} InfoNCE(c, c')
+    L = λ · l_m + w · Σ_{c ∈ view_columns} InfoNCE(c, c')
+
+with w = ``view_weight`` (1 by default, as SimCSE's term in ``MarginNegationLoss``).
 
 Importing this module registers the class in the recipe loss registry, so a lab recipe YAML can name it
 (``select_dev.py`` imports it).
@@ -35,6 +37,7 @@ class ColumnViewsMarginLoss(MarginNegationLoss):
         self,
         model: Any,
         view_columns: Sequence[str] = ("negation",),
+        view_weight: float = 1.0,
         alpha: float = 0.05,
         beta: float = 0.2,
         margin_weight: float = 1e-3,
@@ -45,7 +48,7 @@ class ColumnViewsMarginLoss(MarginNegationLoss):
         ``view_columns`` (module docstring).
 
         Raises:
-            ValueError: an unknown or repeated column, or none.
+            ValueError: an unknown or repeated column, or none; a negative ``view_weight``.
         """
         super().__init__(model, alpha=alpha, beta=beta, margin_weight=margin_weight, contrastive=None, scale=scale)
         columns = list(view_columns)
@@ -54,7 +57,9 @@ class ColumnViewsMarginLoss(MarginNegationLoss):
             raise ValueError(
                 f"ColumnViewsMarginLoss: view_columns must name distinct columns of {list(COLUMNS)}, got {columns!r}."
             )
+        core.check_non_negative(view_weight, "view_weight", "ColumnViewsMarginLoss")
         self.view_columns = tuple(columns)
+        self.view_weight = float(view_weight)
         self.return_parts = return_parts
 
     def input_columns(self, features: list[dict[str, Tensor]]) -> list[dict[str, Tensor]]:
@@ -76,12 +81,12 @@ class ColumnViewsMarginLoss(MarginNegationLoss):
         for column, view in zip(self.view_columns, embeddings[len(COLUMNS) :]):
             source = core.at_least_float32(embeddings[COLUMNS.index(column)])
             logits = core.scaled(core.similarity_matrix(source, core.at_least_float32(view), self.similarity_fct), self.scale)
-            parts[f"contrastive_{column}"] = core.infonce(logits, core.positive_index(source.size(0), 0, source.device))
+            parts[f"contrastive_{column}"] = self.view_weight * core.infonce(logits, core.positive_index(source.size(0), 0, source.device))
         return combine_parts(parts, self.return_parts)
 
     def get_config_dict(self) -> dict[str, Any]:
         config = {k: v for k, v in super().get_config_dict().items() if k != "contrastive"}
-        return {**config, "view_columns": list(self.view_columns)}
+        return {**config, "view_columns": list(self.view_columns), "view_weight": self.view_weight}
 
 
 LOSSES.setdefault("ColumnViewsMarginLoss", __name__)

@@ -14,8 +14,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "sel
 from column_views import ColumnViewsMarginLoss  # noqa: E402
 
 
-def reference(columns: list[torch.Tensor], views: dict[str, torch.Tensor], alpha: float, beta: float, weight: float, scale: float) -> float:
-    """λ · mean_i [max(s(a,n) − s(a,p) + α, 0) + max(s(a,p) − s(a,n) − β, 0)] + Σ_c mean_i −log softmax_j(scale·s(c_i, c'_j))_i,
+def reference(
+    columns: list[torch.Tensor], views: dict[str, torch.Tensor], alpha: float, beta: float, weight: float, scale: float, view_weight: float
+) -> float:
+    """λ · mean_i [max(s(a,n) − s(a,p) + α, 0) + max(s(a,p) − s(a,n) − β, 0)] + w · Σ_c mean_i −log softmax_j(scale·s(c_i, c'_j))_i,
     one row at a time in float64."""
     def cos(u: torch.Tensor, v: torch.Tensor) -> float:
         return float(u @ v / (u.norm() * v.norm()))
@@ -32,17 +34,17 @@ def reference(columns: list[torch.Tensor], views: dict[str, torch.Tensor], alpha
         source, view = named[column], view.detach().double()
         for i in range(rows):
             logits = [scale * cos(source[i], view[j]) for j in range(rows)]
-            total += (math.log(sum(math.exp(x) for x in logits)) - logits[i]) / rows
+            total += view_weight * (math.log(sum(math.exp(x) for x in logits)) - logits[i]) / rows
     return total
 
 
-@pytest.mark.parametrize("view_columns", [("negation",), ("anchor", "negation")])
-def test_column_views_match_the_float64_reference_and_pass_gradcheck(view_columns: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(("view_columns", "view_weight"), [(("negation",), 1.0), (("anchor", "negation"), 0.3)])
+def test_column_views_match_the_float64_reference_and_pass_gradcheck(view_columns: tuple[str, ...], view_weight: float) -> None:
     generator = torch.Generator().manual_seed(0)
     columns = [torch.randn(5, 8, generator=generator, dtype=torch.float64, requires_grad=True) for _ in range(3 + len(view_columns))]
-    loss = ColumnViewsMarginLoss(None, view_columns=view_columns, alpha=0.1, beta=0.3, margin_weight=0.5, scale=5.0)
+    loss = ColumnViewsMarginLoss(None, view_columns=view_columns, view_weight=view_weight, alpha=0.1, beta=0.3, margin_weight=0.5, scale=5.0)
     value = loss.compute_loss_from_embeddings(columns)
-    expected = reference(columns[:3], dict(zip(view_columns, columns[3:])), 0.1, 0.3, 0.5, 5.0)
+    expected = reference(columns[:3], dict(zip(view_columns, columns[3:])), 0.1, 0.3, 0.5, 5.0, view_weight)
     assert value.item() == pytest.approx(expected, rel=1e-10)
     assert torch.autograd.gradcheck(lambda *c: loss.compute_loss_from_embeddings(list(c)), tuple(columns))
 
@@ -59,6 +61,8 @@ def test_each_named_column_is_embedded_again_and_wrong_columns_are_refused() -> 
     for bad in ([], ["negation", "negation"], ["positive"]):
         with pytest.raises(ValueError, match="view_columns"):
             ColumnViewsMarginLoss(None, view_columns=bad)
+    with pytest.raises(ValueError, match="view_weight"):
+        ColumnViewsMarginLoss(None, view_weight=-0.5)
 
 
 def test_a_recipe_names_it_through_the_registry(tiny_model) -> None:
