@@ -34,8 +34,6 @@ import sys
 from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-import column_views  # noqa: E402,F401  (registers the lab loss ColumnViewsMarginLoss)
-
 from benchmarks.harness.provenance import stamp, write_stamped_json  # noqa: E402
 from benchmarks.harness.runner import result_files, reusable, train_and_record  # noqa: E402
 from benchmarks.harness.trained import load_trained, recipe_file_of  # noqa: E402
@@ -295,6 +293,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--decay-to-start must be >= 0 (0 = off), got {args.decay_to_start}")
     if args.lora_rank < 0:
         parser.error(f"--lora-rank must be >= 0 (0 = off), got {args.lora_rank}")
+    from column_views import register
+
+    register()  # the lab loss a variant's YAML may name
     check_inputs(parser, args)
     if not args.table:
         start_scores()

@@ -56,7 +56,11 @@ def test_each_named_column_is_embedded_again_and_wrong_columns_are_refused() -> 
     features = [{"input_ids": torch.tensor([[i]])} for i in range(3)]
     columns = ColumnViewsMarginLoss(None, view_columns=("negation",)).input_columns(features)
     assert len(columns) == 4 and columns[3] is not features[2] and torch.equal(columns[3]["input_ids"], features[2]["input_ids"])
-    with pytest.raises(ValueError, match="expected 4|4 embeddings|got 3"):
+    loss = ColumnViewsMarginLoss(None, view_columns=("negation",))
+    first = loss.input_columns(features)[3]
+    assert loss.input_columns(features)[3] is first, "one copy per column dict, for wrappers that call again"
+    assert loss.input_columns([dict(f) for f in features])[3] is not first
+    with pytest.raises(ValueError, match="expects 4"):
         ColumnViewsMarginLoss(None).compute_loss_from_embeddings([torch.randn(2, 4) for _ in range(3)])
     for bad in ([], ["negation", "negation"], ["positive"]):
         with pytest.raises(ValueError, match="view_columns"):
@@ -66,11 +70,26 @@ def test_each_named_column_is_embedded_again_and_wrong_columns_are_refused() -> 
 
 
 def test_a_recipe_names_it_through_the_registry(tiny_model) -> None:
+    from column_views import register
     from datasets import Dataset
 
+    from st_debias.recipes import losses
     from st_debias.recipes.losses import LossConfig, build_loss
+
+    assert "ColumnViewsMarginLoss" not in losses.LOSSES  # a copy per test (conftest.py)
+    register()
 
     rows = Dataset.from_dict({"anchor": ["a b"], "positive": ["b a"], "negative": ["not a b"]})
     spec = LossConfig(name="ColumnViewsMarginLoss", params={"view_columns": ["negation"], "margin_weight": 2e-3}, recall_gamma=1e-3)
     loss, _ = build_loss(spec, tiny_model, rows)
     assert type(loss.loss).__name__ == "ColumnViewsMarginLoss" and loss.loss.view_columns == ("negation",)
+
+
+def test_the_view_is_a_second_dropout_sample_of_its_column(tiny_model) -> None:
+    texts = ["the cat sat on the mat", "stocks fell sharply today", "rain is not expected"]
+    loss = ColumnViewsMarginLoss(tiny_model, view_columns=("negation",))
+    for training, differs in ((True, True), (False, False)):
+        tiny_model.train(training)
+        features = [tiny_model.tokenize(texts) for _ in range(3)]
+        negation, view = loss.embed(loss.input_columns(features))[2:]
+        assert (not torch.allclose(negation, view)) is differs
