@@ -54,14 +54,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--out must name a .md file, got {args.out}")
 
     from column_views import register
-    from sentence_transformers import SentenceTransformer
 
     from benchmarks.harness.trained import load_trained
-    from st_debias.paths import resolve_model_name
+    from st_debias.paths import load_model
 
     register()  # a lab recipe in a model folder may name the lab loss
     print("[probe_cosines] scoring the start model", flush=True)
-    rows = [probe_row("start", SentenceTransformer(resolve_model_name()))]
+    rows = [probe_row("start", load_model(None))]
     for folder in args.folders:
         label = folder.parent.name if folder.name == "model" else f"{folder.parents[1].name}/{folder.name}"
         print(f"[probe_cosines] scoring {label}", flush=True)

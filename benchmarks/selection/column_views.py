@@ -87,11 +87,9 @@ class ColumnViewsMarginLoss(MarginNegationLoss):
         core.check_num_columns(embeddings, expected, expected, "ColumnViewsMarginLoss", layout)
         # Upcast once, so that a column scored by the margin and by its view sums its gradient in float32.
         embeddings = [core.at_least_float32(e) for e in embeddings]
-        outer, self.return_parts = self.return_parts, True
-        try:
-            parts = super().compute_loss_from_embeddings(embeddings[: len(COLUMNS)], labels)
-        finally:
-            self.return_parts = outer
+        # With contrastive=None the parent's loss is its margin part alone (a dict when return_parts is set).
+        margin = super().compute_loss_from_embeddings(embeddings[: len(COLUMNS)], labels)
+        parts = dict(margin) if isinstance(margin, dict) else {"margin": margin}
         for column, view in zip(self.view_columns, embeddings[len(COLUMNS) :]):
             source = embeddings[COLUMNS.index(column)]
             logits = core.scaled(core.similarity_matrix(source, view, self.similarity_fct), self.scale)
