@@ -293,9 +293,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--decay-to-start must be >= 0 (0 = off), got {args.decay_to_start}")
     if args.lora_rank < 0:
         parser.error(f"--lora-rank must be >= 0 (0 = off), got {args.lora_rank}")
-    from column_views import register
+    import affirmative_negatives
+    import column_views
 
-    register()  # the lab loss a variant's YAML may name
+    column_views.register()  # the lab loss a variant's YAML may name
+    affirmative_negatives.register()  # and the lab mix source
     check_inputs(parser, args)
     if not args.table:
         start_scores()

@@ -21,10 +21,9 @@ import yaml
 from st_debias.data.kinds import DATA_KINDS
 
 from .losses import LossConfig, check_loss_config
+from .mix_sources import MIX_SOURCES
 from .selection import KEEP_CHOICES
 
-#: Sources ``data.mix`` can take rows from (:func:`st_debias.recipes.data.mix_source_rows`).
-MIX_SOURCES = ("nli", "negation_meaning")
 #: The kinds whose (anchor, positive, negative) rows the mix sources' rows match.
 MIXABLE_KINDS = tuple(name for name, kind in DATA_KINDS.items() if kind.mixable)
 
@@ -181,13 +180,19 @@ def _check_mix(data: DataConfig, where: str) -> None:
     """``data.mix``: known sources, shares in (0, 1) that leave some built rows, a kind whose rows match."""
     if not isinstance(data.mix, dict):
         raise ValueError(f"Recipe {where}: data.mix must be a mapping of source → share, got {data.mix!r}.")
+    for source, share in data.mix.items():
+        if source not in MIX_SOURCES:
+            raise ValueError(f"Recipe {where}: data.mix source {source!r} is unknown; choose from {tuple(MIX_SOURCES)}.")
+        if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share < 1:
+            raise ValueError(f"Recipe {where}: data.mix.{source} must be a share in (0, 1), got {share!r}.")
     if data.mix_sentences is not None:
         if isinstance(data.mix_sentences, bool) or not isinstance(data.mix_sentences, int) or data.mix_sentences < 1:
             raise ValueError(f"Recipe {where}: data.mix_sentences must be a whole number ≥ 1, got {data.mix_sentences!r}.")
-        if "negation_meaning" not in data.mix:
+        if not any(MIX_SOURCES[source].reads_corpus for source in data.mix):
+            corpus_sources = [name for name, source in MIX_SOURCES.items() if source.reads_corpus]
             raise ValueError(
-                f"Recipe {where}: data.mix_sentences sets the sentences of the negation_meaning mix source, "
-                f"but data.mix has no negation_meaning share."
+                f"Recipe {where}: data.mix_sentences sets the corpus sentences of the mix sources built from them "
+                f"({', '.join(corpus_sources)}), but data.mix has no share of one."
             )
     if not data.mix:
         return
@@ -196,11 +201,6 @@ def _check_mix(data: DataConfig, where: str) -> None:
             f"Recipe {where}: data.mix needs (anchor, positive, negative) rows: data.kind one of {MIXABLE_KINDS}, "
             f"got {data.kind!r}."
         )
-    for source, share in data.mix.items():
-        if source not in MIX_SOURCES:
-            raise ValueError(f"Recipe {where}: data.mix source {source!r} is unknown; choose from {MIX_SOURCES}.")
-        if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share < 1:
-            raise ValueError(f"Recipe {where}: data.mix.{source} must be a share in (0, 1), got {share!r}.")
     if sum(data.mix.values()) >= 1:
         raise ValueError(f"Recipe {where}: data.mix shares sum to {sum(data.mix.values()):g}; they must leave built rows (< 1).")
 

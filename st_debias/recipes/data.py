@@ -20,6 +20,7 @@ from st_debias.paths import cache_root
 from st_debias.progress import announce
 
 from .config import Recipe
+from .mix_sources import MIX_SOURCES
 
 __all__ = ["build_rows", "cache_root", "read_corpus"]
 logger = logging.getLogger(__name__)
@@ -160,33 +161,11 @@ def mix_source_rows(
     sentences: list[str] | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
 ) -> tuple[list[tuple[str, str, str]], dict[str, Any]]:
-    """The (anchor, positive, negative) rows of one ``data.mix`` source and a description of how they were made.
-
-    * ``nli``: SNLI (premise, entailed, contradicting) triplets, filtered (:mod:`st_debias.data.io.nli`).
-    * ``negation_meaning``: from each corpus sentence "X is A" with a curated antonym B
-      (:mod:`st_debias.data.negation.meaning`), the rows ("X is not A", "X is B", "X is not B") and ("X is not
-      B", "X is A", "X is not A"): a negated anchor whose positive has no negation and whose negative has
-      one, the cue of the other rows reversed. Built with spaCy once per corpus and cached
-      (:func:`~st_debias.data.negation.meaning.cached_negation_meaning_quadruples`).
-    """
-    if source == "nli":
-        from st_debias.data.io.nli import load_nli_triplets
-        from st_debias.evaluation.sts_data import evaluation_sentences
-
-        triplets = load_nli_triplets(data_dir=data_dir, exclude=evaluation_sentences(data_dir))
-        rows = list(zip(triplets.anchors, triplets.positives, triplets.negatives, strict=True))
-        return rows, triplets.describe()
-    if source == "negation_meaning":
-        if not sentences:
-            raise ValueError("The negation_meaning mix source needs the corpus sentences.")
-        from st_debias.data.negation.meaning import cached_negation_meaning_quadruples
-
-        built = cached_negation_meaning_quadruples(sentences, cache_dir)
-        rows = []
-        for a, not_a, b, not_b in zip(built.affirmative, built.negated, built.antonym, built.negated_antonym, strict=True):
-            rows += [(not_a, b, not_b), (not_b, a, not_a)]
-        return rows, {"sentences": len(sentences), "quadruples": len(built), "declined": dict(sorted(built.declined.items()))}
-    raise ValueError(f"Unknown mix source {source!r}")
+    """The (anchor, positive, negative) rows of one ``data.mix`` source and a description of how they were made,
+    from the source's function in :data:`st_debias.recipes.mix_sources.MIX_SOURCES`."""
+    if source not in MIX_SOURCES:
+        raise ValueError(f"Unknown mix source {source!r}; choose from {tuple(MIX_SOURCES)}.")
+    return MIX_SOURCES[source].rows(data_dir=data_dir, sentences=sentences, cache_dir=cache_dir)
 
 
 def _read_cached_rows(folder: Path) -> tuple[Dataset, dict[str, Any]] | None:

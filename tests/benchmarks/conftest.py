@@ -8,10 +8,14 @@ import pytest
 
 
 @pytest.fixture(autouse=True)
-def loss_registry_as_found(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """A lab script may add its own losses to the recipe loss registry (``select_dev.py`` does); each test gets a
-    copy of the registry, so that nothing it adds reaches the library's tests."""
-    from st_debias.recipes import losses
+def registries_as_found() -> Iterator[None]:
+    """A lab script may add its own losses and mix sources to the recipe registries (``select_dev.py`` does); each
+    registry is put back as it was after each test, so that nothing a test adds reaches the library's tests."""
+    from st_debias.recipes.losses import LOSSES
+    from st_debias.recipes.mix_sources import MIX_SOURCES
 
-    monkeypatch.setattr(losses, "LOSSES", dict(losses.LOSSES))
+    found = [(registry, dict(registry)) for registry in (LOSSES, MIX_SOURCES)]
     yield
+    for registry, entries in found:
+        registry.clear()
+        registry.update(entries)

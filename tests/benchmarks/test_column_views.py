@@ -76,7 +76,7 @@ def test_a_recipe_names_it_through_the_registry(tiny_model) -> None:
     from st_debias.recipes import losses
     from st_debias.recipes.losses import LossConfig, build_loss
 
-    assert "ColumnViewsMarginLoss" not in losses.LOSSES  # a copy per test (conftest.py)
+    assert "ColumnViewsMarginLoss" not in losses.LOSSES  # put back after each test (conftest.py)
     register()
 
     rows = Dataset.from_dict({"anchor": ["a b"], "positive": ["b a"], "negative": ["not a b"]})
