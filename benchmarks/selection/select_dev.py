@@ -295,8 +295,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--lora-rank must be >= 0 (0 = off), got {args.lora_rank}")
     import affirmative_negatives
     import column_views
+    import deshared_margin
 
-    column_views.register()  # the lab loss a variant's YAML may name
+    column_views.register()  # the lab losses a variant's YAML may name
+    deshared_margin.register()
     affirmative_negatives.register()  # and the lab mix source
     check_inputs(parser, args)
     if not args.table:

@@ -1,0 +1,66 @@
+"""An experimental margin that cannot separate a sentence from its negation along the direction every row shares.
+
+``MarginNegationLoss`` ranks the paraphrase above the negation with a two-way hinge on s(a, p) − s(a, n). One way
+to widen that gap for every negation row at once is to move all negated sentences the same way: a negation
+direction shared by the batch. That is the polarity cluster of the dev negation probe (figure (iii): negated
+sentences with different content drift together), and a SimCSE view on the negation column, which spreads them
+again, gives that separation back (figure (i) falls).
+
+``DesharedMarginLoss`` scores each negation with its difference from its anchor along the batch's common
+difference direction taken out. With d_i = n_i − a_i and u = sg(mean_i d_i / ‖mean_i d_i‖) (sg: no gradient
+through it),
+
+    ñ_i = n_i − (d_i · u) u,        L = l_c + λ · mean_i [max(s(a_i, ñ_i) − s(a_i, p_i) + α, 0) + max(s(a_i, p_i) − s(a_i, ñ_i) − β, 0)]
+
+so ñ_i's component along u is the anchor's own, and the margin's gradient on n_i has no component along u. The
+margin must be met by what is particular to each row. Everything else is ``MarginNegationLoss`` (the contrastive
+part l_c included; the negation never enters it). A batch of one row has no common direction apart from its own
+difference (ñ = a); the loss is meant for training batches of many rows from several families.
+
+:func:`register` adds the class to the recipe loss registry, so that a lab recipe YAML can name it
+(``select_dev.py`` calls it).
+"""
+
+from __future__ import annotations
+
+from torch import Tensor
+
+from st_debias import core
+from st_debias.losses import MarginNegationLoss
+from st_debias.losses._base import LossOutput
+
+
+def common_direction(anchor: Tensor, negation: Tensor) -> Tensor | None:
+    """u: the unit mean of the rows' differences n_i − a_i, without gradient; None when that mean is zero."""
+    common = (negation - anchor).mean(dim=0).detach()
+    length = common.norm()
+    return None if length == 0 else common / length
+
+
+def without_direction(anchor: Tensor, negation: Tensor, direction: Tensor | None) -> Tensor:
+    """ñ_i = n_i − ((n_i − a_i) · u) u: each negation with its difference from its anchor along ``direction`` taken
+    out (unchanged for None)."""
+    if direction is None:
+        return negation
+    return negation - ((negation - anchor) @ direction).unsqueeze(1) * direction
+
+
+class DesharedMarginLoss(MarginNegationLoss):
+    """``MarginNegationLoss`` whose margin scores each negation without the batch's common difference direction
+    (module docstring). The same arguments, checks and parts."""
+
+    def compute_loss_from_embeddings(self, embeddings: list[Tensor], labels: Tensor | None = None) -> LossOutput:
+        """``embeddings`` = [anchor, paraphrase, negation], plus the anchor's second view when ``contrastive="dropout"``."""
+        expected = 4 if self.contrastive == "dropout" else 3
+        core.check_num_columns(embeddings, expected, expected, "DesharedMarginLoss", "anchor, paraphrase, negation[, anchor view]")
+        anchor, paraphrase, negation, *rest = (core.at_least_float32(e) for e in embeddings)
+        deshared = without_direction(anchor, negation, common_direction(anchor, negation))
+        return super().compute_loss_from_embeddings([anchor, paraphrase, deshared, *rest], labels)
+
+
+def register() -> None:
+    """Add ``DesharedMarginLoss`` to the recipe loss registry (for lab recipes; the library's docs list only its own
+    losses)."""
+    from st_debias.recipes import losses
+
+    losses.LOSSES.setdefault("DesharedMarginLoss", __name__)
