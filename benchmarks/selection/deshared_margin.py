@@ -18,11 +18,13 @@ part l_c included; the negation never enters it). A batch of one row has no comm
 difference (ñ = a); the loss is meant for training batches of many rows from several families.
 
 :func:`register` adds the class to the recipe loss registry, so that a lab recipe YAML can name it
-(``select_dev.py`` calls it).
+(``select_dev.py`` calls it), with ``DesharedColumnViewsLoss``: the same margin under ``ColumnViewsMarginLoss``'s
+views (``column_views.py``).
 """
 
 from __future__ import annotations
 
+from column_views import ColumnViewsMarginLoss
 from torch import Tensor
 
 from st_debias import core
@@ -58,9 +60,15 @@ class DesharedMarginLoss(MarginNegationLoss):
         return super().compute_loss_from_embeddings([anchor, paraphrase, deshared, *rest], labels)
 
 
+class DesharedColumnViewsLoss(ColumnViewsMarginLoss, DesharedMarginLoss):
+    """``ColumnViewsMarginLoss`` (the margin plus SimCSE on chosen columns) whose margin is
+    ``DesharedMarginLoss``'s. The views see the negations as they are; only the margin scores them deshared."""
+
+
 def register() -> None:
-    """Add ``DesharedMarginLoss`` to the recipe loss registry (for lab recipes; the library's docs list only its own
-    losses)."""
+    """Add ``DesharedMarginLoss`` and ``DesharedColumnViewsLoss`` to the recipe loss registry (for lab recipes; the
+    library's docs list only its own losses)."""
     from st_debias.recipes import losses
 
-    losses.LOSSES.setdefault("DesharedMarginLoss", __name__)
+    for name in ("DesharedMarginLoss", "DesharedColumnViewsLoss"):
+        losses.LOSSES.setdefault(name, __name__)

@@ -13,7 +13,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "selection"))
 import deshared_margin  # noqa: E402
-from deshared_margin import DesharedMarginLoss  # noqa: E402
+from column_views import ColumnViewsMarginLoss  # noqa: E402
+from deshared_margin import DesharedColumnViewsLoss, DesharedMarginLoss  # noqa: E402
 
 from st_debias.losses import MarginNegationLoss  # noqa: E402
 
@@ -87,3 +88,21 @@ def test_wrong_columns_are_refused_and_a_recipe_names_it(tiny_model) -> None:
     spec = LossConfig(name="DesharedMarginLoss", params={"margin_weight": 2e-3, "contrastive": "dropout"}, recall_gamma=1e-3)
     loss, _ = build_loss(spec, tiny_model, rows)
     assert type(loss.loss).__name__ == "DesharedMarginLoss"
+
+
+def test_under_column_views_only_the_margin_is_deshared(monkeypatch) -> None:
+    generator = torch.Generator().manual_seed(2)
+    columns = [torch.randn(6, 8, generator=generator, dtype=torch.float64, requires_grad=True) for _ in range(4)]
+    settings = {"alpha": 0.1, "beta": 0.3, "margin_weight": 0.7, "scale": 5.0}
+    parts = DesharedColumnViewsLoss(None, view_columns=("negation",), view_weight=0.5, return_parts=True, **settings)
+    got = parts.compute_loss_from_embeddings(columns)
+    margin = DesharedMarginLoss(None, contrastive=None, **settings).compute_loss_from_embeddings(columns[:3])
+    views = ColumnViewsMarginLoss(None, view_columns=("negation",), view_weight=0.5, return_parts=True, **settings)
+    plain = views.compute_loss_from_embeddings(columns)
+    assert got["margin"].item() == pytest.approx(margin.item(), rel=1e-12)
+    assert got["margin"].item() != pytest.approx(plain["margin"].item(), rel=1e-6)
+    assert got["contrastive_negation"].item() == pytest.approx(plain["contrastive_negation"].item(), rel=1e-12)
+    summed = DesharedColumnViewsLoss(None, view_columns=("negation",), view_weight=0.5, **settings)
+    direction = deshared_margin.common_direction(columns[0], columns[2])
+    monkeypatch.setattr(deshared_margin, "common_direction", lambda anchor, negation: direction)
+    assert torch.autograd.gradcheck(lambda *c: summed.compute_loss_from_embeddings(list(c)), tuple(columns))
