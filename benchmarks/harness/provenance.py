@@ -20,7 +20,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from st_debias.files import atomic_write_json
+from st_debias.files import atomic_write_json, atomic_write_text
 
 PACKAGES = ("st_debias", "sentence-transformers", "torch", "transformers")
 """Packages whose versions are stamped."""
@@ -142,6 +142,14 @@ def write_stamped_json(
     :func:`st_debias.files.atomic_write_json` (a temporary file in the same folder, then a rename), creating
     the folder; return the path."""
     return atomic_write_json(path, {**result, "provenance": provenance or stamp()}, indent=indent)
+
+
+def write_table(out: str | os.PathLike[str], lines: list[str], result: dict[str, Any]) -> None:
+    """Write a Markdown table (``lines``) to ``out`` atomically, ``result`` stamped beside it as ``out`` with a
+    ``.json`` suffix (:func:`write_stamped_json`), and print the table."""
+    atomic_write_text(out, "\n".join(lines) + "\n")
+    write_stamped_json(Path(out).with_suffix(".json"), result)
+    print("\n".join(lines))
 
 
 MAX_LOAD = 1.5

@@ -18,9 +18,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.append(str(ROOT))  # for benchmarks.harness
-from benchmarks.harness.provenance import write_stamped_json  # noqa: E402
+from benchmarks.harness.provenance import write_table  # noqa: E402
 from st_debias.evaluation import STSSuite  # noqa: E402
-from st_debias.files import atomic_write_text  # noqa: E402
 from st_debias.paths import portable_path  # noqa: E402
 
 TASK = "STSBenchmark-dev"
@@ -80,9 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(
             f"| `{row['model']}` | {row['max_seq_length']} | {row['pooled']:.2f} | " + " | ".join(spearman + cosine) + " |"
         )
-    atomic_write_text(args.out, "\n".join(lines) + "\n")
-    write_stamped_json(args.out.with_suffix(".json"), {"task": TASK, "rows": rows})
-    print("\n".join(lines))
+    write_table(args.out, lines, {"task": TASK, "rows": rows})
     return 0
 
 

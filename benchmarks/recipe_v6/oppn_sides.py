@@ -18,8 +18,7 @@ import sys
 from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-from benchmarks.harness.provenance import write_stamped_json  # noqa: E402
-from st_debias.files import atomic_write_text  # noqa: E402
+from benchmarks.harness.provenance import write_table  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 HIGH, LOW = "dev_oppn_side/high_overlap_low_score", "dev_oppn_side/low_overlap_high_score"
@@ -65,9 +64,7 @@ def main(argv: list[str] | None = None) -> int:
             for row in rows
         ),
     ]
-    atomic_write_text(args.out, "\n".join(lines) + "\n")
-    write_stamped_json(args.out.with_suffix(".json"), {"rows": rows})
-    print("\n".join(lines))
+    write_table(args.out, lines, {"rows": rows})
     return 0
 
 

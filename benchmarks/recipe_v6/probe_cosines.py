@@ -21,8 +21,7 @@ from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
 sys.path.append(str(Path(__file__).resolve().parents[1] / "selection"))  # column_views, for lab recipes
-from benchmarks.harness.provenance import write_stamped_json  # noqa: E402
-from st_debias.files import atomic_write_text  # noqa: E402
+from benchmarks.harness.provenance import write_table  # noqa: E402
 
 
 def probe_row(label: str, model) -> dict:
@@ -76,9 +75,7 @@ def main(argv: list[str] | None = None) -> int:
             for row in rows
         ),
     ]
-    atomic_write_text(args.out, "\n".join(lines) + "\n")
-    write_stamped_json(args.out.with_suffix(".json"), {"rows": rows})
-    print("\n".join(lines))
+    write_table(args.out, lines, {"rows": rows})
     return 0
 
 

@@ -123,8 +123,8 @@ def mix_rows(
 ) -> tuple[Dataset, dict[str, Any]]:
     """Replace a share of ``rows`` with rows of other sources (``mix``: source → share of the rows).
 
-    Sources: ``nli`` (:func:`st_debias.data.io.nli.load_nli_triplets` from ``data_dir``) and
-    ``negation_meaning`` (:func:`mix_source_rows`; built from the corpus ``sentences`` and cached). The built
+    Sources: :data:`st_debias.recipes.mix_sources.MIX_SOURCES` (:func:`mix_source_rows`), ``nli`` read from
+    ``data_dir`` and ``negation_meaning`` built from the corpus ``sentences`` and cached. The built
     rows keep their order and come first; each source's rows are drawn in a seeded order, repeated when the
     source has fewer than asked for (the report counts the repeats); the whole is then shuffled with
     ``seed``. The report gains ``mix``: per source, its rows, what its reader kept and dropped, and the
