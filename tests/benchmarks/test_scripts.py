@@ -19,9 +19,9 @@ from benchmarks.harness.provenance import PACKAGES, uptime, write_stamped_json
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 HARNESS = BENCHMARKS / "harness"
-_WRITES = re.compile(r"write_text\(|json\.dumps?\(|write_stamped_json\(")
-# The writer that adds ``"provenance": stamp()``.
-_STAMPED = re.compile(r"write_stamped_json\(")
+_WRITES = re.compile(r"write_text\(|json\.dumps?\(|write_stamped_json\(|write_table\(")
+# The writers that add ``"provenance": stamp()``.
+_STAMPED = re.compile(r"write_stamped_json\(|write_table\(")
 _TIMED = re.compile(r"perf_counter\(")
 
 
