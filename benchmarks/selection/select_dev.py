@@ -294,11 +294,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.lora_rank < 0:
         parser.error(f"--lora-rank must be >= 0 (0 = off), got {args.lora_rank}")
     import affirmative_negatives
+    import cluster_cap
     import column_views
     import deshared_margin
 
     column_views.register()  # the lab losses a variant's YAML may name
     deshared_margin.register()
+    cluster_cap.register()
     affirmative_negatives.register()  # and the lab mix source
     check_inputs(parser, args)
     if not args.table:
