@@ -134,3 +134,54 @@ def test_bad_settings_are_refused_and_a_recipe_names_it(tiny_model) -> None:
     loss, _ = build_loss(spec, tiny_model, rows)
     assert type(loss.loss).__name__ == "ClusterCapMarginLoss"
     assert loss.loss.get_config_dict()["cap_weight"] == 0.02
+
+
+def test_negation_counts_from_token_ids_match_negation_count_on_real_sentences(tiny_model) -> None:
+    from st_debias.data.negation.negator import negation_count
+    from st_debias.evaluation import load_negation_pairs
+
+    pairs = load_negation_pairs(limit=400)
+    texts = pairs.sentences + pairs.negations
+    words, contraction = cluster_cap.negation_tokens(tiny_model.tokenizer)
+    assert contraction is not None and len(words) >= 8
+    tiny_model.max_seq_length = 256
+    features = tiny_model.tokenize(texts)
+    counts = cluster_cap.negation_counts(features["input_ids"], features["attention_mask"], words, contraction)
+    expected = torch.tensor([negation_count(t) for t in texts])
+    assert (expected > 0).sum() >= 200 and any("n't" in t for t in texts), "the sentences exercise both forms"
+    agree = (counts == expected).float().mean().item()
+    # Words the tokenizer splits ("nowhere", "n’t" with a curly apostrophe) are not counted; nearly all agree.
+    assert agree >= 0.98, f"{agree:.3f}"
+    rows = cluster_cap.ClusterCapMarginLoss(tiny_model, cap_rows="negated").negated_rows(
+        tiny_model.tokenize(pairs.sentences), tiny_model.tokenize(pairs.negations))
+    by_text = torch.tensor([negation_count(n) > negation_count(s) for s, n in zip(pairs.sentences, pairs.negations)])
+    assert (rows == by_text).float().mean().item() >= 0.98
+
+
+def test_the_negated_rows_cap_is_taken_over_those_rows_alone() -> None:
+    columns = clustered_columns(3, 3, shared=2.0)
+    rows = torch.tensor([True, False, True, True, False, False])
+    loss = ClusterCapMarginLoss(None, cap_weight=1.0, margin_weight=0.0, contrastive=None, return_parts=True)
+    got = loss.compute_loss_from_embeddings(columns, reference_excess=-1.0, rows=rows)["cluster_cap"]
+    negation = [[float(v) for v in r] for r in columns[2].detach()[rows]]
+    anchor = [[float(v) for v in r] for r in columns[0].detach()[rows]]
+    assert got.item() == pytest.approx(pairwise_mean(negation) - pairwise_mean(anchor) + 1.0, rel=1e-10)
+    got.backward()
+    assert columns[2].grad[~rows].abs().max() == 0, "rows outside the mask are not moved by the cap"
+    one = torch.tensor([True, False, False, False, False, False])
+    assert loss.compute_loss_from_embeddings(columns, reference_excess=0.0, rows=one)["cluster_cap"].item() == 0.0
+
+
+def test_the_reference_can_embed_with_dropout(tiny_model) -> None:
+    with pytest.raises(ValueError, match="cap_rows"):
+        ClusterCapMarginLoss(tiny_model, cap_rows="some")
+    assert not ClusterCapMarginLoss(tiny_model)._reference[0].training
+    loss = ClusterCapMarginLoss(tiny_model, cap_rows="negated", reference_dropout=True)
+    assert loss._reference[0].training
+    features = [tiny_model.tokenize(t) for t in (["a b c", "d e f", "g h"], ["b a c", "e d f", "h g"],
+                                                  ["not a b c", "d e f never", "g h"])]
+    rows = loss.negated_rows(features[0], features[2])
+    assert rows.tolist() == [True, True, False]
+    value = loss(features)
+    value.backward()
+    assert torch.isfinite(value)
