@@ -46,10 +46,12 @@ def embed(model, texts: list[str], train_mode: bool):
 
 def batch_figures(model, rows, batches: int, train_mode: bool = False) -> dict[str, float]:
     """The mean over ``batches`` consecutive 64-row batches of e and of the polarity figure (module docstring)."""
+    import torch
     from cluster_cap import cluster_excess
 
     from st_debias.data.negation.negator import negation_count
 
+    torch.manual_seed(0)  # the dropout masks, when on
     anchors, negatives = rows["anchor"], rows[rows.column_names[2]]
     column, polarity, counts = [], [], []
     for b in range(batches):
