@@ -9,7 +9,9 @@ the rows' order, the order the recipe's seed gave them) at 32 tokens, as trainin
 * e, the column figure the cap sees (eval mode);
 * the polarity figure: over the batch's rows whose negative has one more negation word than its anchor
   (``negation_count``), m(their negatives) − m(their anchors);
-* e for the start model with dropout on (train mode, as the trained model is embedded while the cap acts).
+* both for the start model with dropout on (train mode, as the trained model is embedded while the cap acts);
+* how much the start model's polarity figure on one batch moves between two draws of dropout, and between dropout
+  on and off: the noise and the offset between the two sides of the cap.
 
     python benchmarks/recipe_v6/batch_cluster.py benchmarks/recipe_v6/configs/v6-swap10-gamma1e3-cap02-last.yaml \
         outputs/recipe_v6/cpu-dev-100/v6-swap10-gamma1e3-deshared-last-seed43/model \
@@ -44,30 +46,73 @@ def embed(model, texts: list[str], train_mode: bool):
         return model(features)["sentence_embedding"]
 
 
-def batch_figures(model, rows, batches: int, train_mode: bool = False) -> dict[str, float]:
-    """The mean over ``batches`` consecutive 64-row batches of e and of the polarity figure (module docstring)."""
-    import torch
-    from cluster_cap import cluster_excess
-
+def negated_rows(rows, chunk: range) -> list[int]:
+    """The positions in ``chunk`` of the rows whose negative has more negation words than its anchor."""
     from st_debias.data.negation.negator import negation_count
 
-    torch.manual_seed(0)  # the dropout masks, when on
     anchors, negatives = rows["anchor"], rows[rows.column_names[2]]
+    return [k for k, i in enumerate(chunk) if negation_count(negatives[i]) > negation_count(anchors[i])]
+
+
+def batch_excess(model, rows, chunk: range, negated: list[int], train_mode: bool) -> tuple[float, float | None]:
+    """e over the whole batch and over its ``negated`` rows (None for fewer than two)."""
+    from cluster_cap import cluster_excess
+
+    anchors, negatives = rows["anchor"], rows[rows.column_names[2]]
+    a = embed(model, [anchors[i] for i in chunk], train_mode)
+    n = embed(model, [negatives[i] for i in chunk], train_mode)
+    polarity = float(cluster_excess(a[negated], n[negated])) if len(negated) >= 2 else None
+    return float(cluster_excess(a, n)), polarity
+
+
+def batch_figures(model, rows, batches: int, train_mode: bool = False) -> dict[str, float]:
+    """The mean over ``batches`` consecutive 64-row batches of e and of the polarity figure (module docstring),
+    with the polarity figure's spread over batches."""
+    import statistics
+
+    import torch
+
+    torch.manual_seed(0)  # the dropout masks, when on
     column, polarity, counts = [], [], []
     for b in range(batches):
         chunk = range(b * BATCH, (b + 1) * BATCH)
-        a = embed(model, [anchors[i] for i in chunk], train_mode)
-        n = embed(model, [negatives[i] for i in chunk], train_mode)
-        column.append(float(cluster_excess(a, n)))
-        negated = [k for k, i in enumerate(chunk) if negation_count(negatives[i]) > negation_count(anchors[i])]
+        negated = negated_rows(rows, chunk)
         counts.append(len(negated))
-        if len(negated) >= 2:
-            polarity.append(float(cluster_excess(a[negated], n[negated])))
+        whole, part = batch_excess(model, rows, chunk, negated, train_mode)
+        column.append(whole)
+        if part is not None:
+            polarity.append(part)
     model.eval()
     return {
-        "column_excess": sum(column) / len(column),
-        "polarity_excess": sum(polarity) / len(polarity),
-        "negated_rows_per_batch": sum(counts) / len(counts),
+        "column_excess": statistics.mean(column),
+        "polarity_excess": statistics.mean(polarity),
+        "polarity_excess_sd": statistics.stdev(polarity) if len(polarity) > 1 else 0.0,
+        "negated_rows_per_batch": statistics.mean(counts),
+    }
+
+
+def reference_noise(model, rows, batches: int) -> dict[str, float]:
+    """How far the cap's two sides differ on the same batch with the same weights: the start model's polarity figure
+    with dropout on minus the same with a second draw of dropout, and minus the same without dropout (mean and
+    spread over batches)."""
+    import statistics
+
+    import torch
+
+    torch.manual_seed(1)
+    two_draws, against_eval = [], []
+    for b in range(batches):
+        chunk = range(b * BATCH, (b + 1) * BATCH)
+        negated = negated_rows(rows, chunk)
+        if len(negated) < 2:
+            continue
+        first, second, plain = (batch_excess(model, rows, chunk, negated, mode)[1] for mode in (True, True, False))
+        two_draws.append(first - second)
+        against_eval.append(first - plain)
+    model.eval()
+    return {
+        "two_dropout_draws": {"mean": statistics.mean(two_draws), "sd": statistics.stdev(two_draws)},
+        "dropout_minus_eval": {"mean": statistics.mean(against_eval), "sd": statistics.stdev(against_eval)},
     }
 
 
@@ -123,18 +168,24 @@ def main(argv: list[str] | None = None) -> int:
             model = load_trained(model)[0]
         model.max_seq_length = LENGTH
         results.append({"model": label, **batch_figures(model, rows, args.batches, train_mode)})
+    print("[batch_cluster] the start model's batch-to-batch noise", flush=True)
+    noise = reference_noise(start, rows, args.batches)
     lines = [
         f"Training rows of `{recipe.name}`: {args.batches} batches of {BATCH} rows at {LENGTH} tokens. Column: "
         "m(negation column) − m(anchor column), what `ClusterCapMarginLoss` caps at the start model's value. "
         "Polarity: the same over the rows whose negative adds a negation word. Means over batches.",
         "",
-        "| model | column excess e | polarity excess | rows adding a negation, per batch |",
+        "| model | column excess e | polarity excess (sd over batches) | rows adding a negation, per batch |",
         "|---|---:|---:|---:|",
-        *(f"| {r['model']} | {r['column_excess']:.4f} | {r['polarity_excess']:.4f} | {r['negated_rows_per_batch']:.1f} |"
-          for r in results),
+        *(f"| {r['model']} | {r['column_excess']:.4f} | {r['polarity_excess']:.4f} ({r['polarity_excess_sd']:.4f}) | "
+          f"{r['negated_rows_per_batch']:.1f} |" for r in results),
+        "",
+        "The start model's polarity figure on the same batch, dropout on, minus: a second draw of dropout "
+        f"{noise['two_dropout_draws']['mean']:+.4f} (sd {noise['two_dropout_draws']['sd']:.4f}); "
+        f"no dropout {noise['dropout_minus_eval']['mean']:+.4f} (sd {noise['dropout_minus_eval']['sd']:.4f}).",
     ]
     write_table(args.out, lines, {"recipe": recipe.name, "steps": args.steps, "seed": args.seed, "batches": args.batches,
-                                  "rows": results})
+                                  "rows": results, "start_noise": noise})
     return 0
 
 
