@@ -24,6 +24,11 @@ a negation word to its anchor, counted from the token ids as ``negation_count`` 
 ``NEG_WORDS`` that are one token, and the contraction "n't", which WordPiece splits into "'" and "t"). A batch
 with fewer than two such rows gives no term.
 
+With ``cap_shape="hold"`` the term is w · (e − e*)² instead: two-sided, it also pulls the cluster back up to the
+start model's level, and its gradient shrinks as e nears e*. With the reference's dropout on, the noise between
+the two sides adds a constant to its expectation and nothing to its gradient's, where the hinge's expected
+gradient grows with the noise.
+
 Dropout lowers the figure (``batch_cluster.py``): with ``reference_dropout=True`` the reference embeds with dropout
 on, as the trained model does while the term acts, so that the cap compares like with like. Cost: the anchor and
 negation columns embedded once more by the reference, without gradients.
@@ -63,6 +68,7 @@ def mean_pairwise_cosine(x: Tensor) -> Tensor:
 
 
 CapRows = Literal["all", "negated"]
+CapShape = Literal["hinge", "hold"]
 
 
 def negation_tokens(tokenizer: Any) -> tuple[frozenset[int], tuple[int, int] | None]:
@@ -109,6 +115,7 @@ class ClusterCapMarginLoss(MarginNegationLoss):
         reference: SentenceTransformer | None = None,
         cap_rows: CapRows = "all",
         reference_dropout: bool = False,
+        cap_shape: CapShape = "hinge",
     ) -> None:
         """``MarginNegationLoss`` plus w · max(e − e*, 0) (module docstring), w = ``cap_weight``.
 
@@ -118,9 +125,10 @@ class ClusterCapMarginLoss(MarginNegationLoss):
             reference: the model whose cluster is the cap.
             cap_rows: ``"all"`` rows, or the ``"negated"`` ones (module docstring).
             reference_dropout: embed with the reference with dropout on.
+            cap_shape: ``"hinge"``, w · max(e − e*, 0), or ``"hold"``, w · (e − e*)² (module docstring).
 
         Raises:
-            ValueError: a negative ``cap_weight``; an unknown ``cap_rows``.
+            ValueError: a negative ``cap_weight``; an unknown ``cap_rows`` or ``cap_shape``.
         """
         super().__init__(model, alpha=alpha, beta=beta, margin_weight=margin_weight, contrastive=contrastive,
                          scale=scale, return_parts=return_parts)
@@ -129,6 +137,9 @@ class ClusterCapMarginLoss(MarginNegationLoss):
         if cap_rows not in ("all", "negated"):
             raise ValueError(f"ClusterCapMarginLoss: cap_rows must be 'all' or 'negated', got {cap_rows!r}.")
         self.cap_rows = cap_rows
+        if cap_shape not in ("hinge", "hold"):
+            raise ValueError(f"ClusterCapMarginLoss: cap_shape must be 'hinge' or 'hold', got {cap_shape!r}.")
+        self.cap_shape = cap_shape
         self.reference_dropout = bool(reference_dropout)
         self._negation_tokens = None
         if reference is None and model is not None:
@@ -192,12 +203,13 @@ class ClusterCapMarginLoss(MarginNegationLoss):
         if rows is not None:
             anchor, negation = anchor[rows.to(anchor.device)], negation[rows.to(anchor.device)]
         excess = cluster_excess(anchor, negation)
-        parts["cluster_cap"] = self.cap_weight * torch.relu(excess - torch.as_tensor(reference_excess, dtype=excess.dtype, device=excess.device))
+        above = excess - torch.as_tensor(reference_excess, dtype=excess.dtype, device=excess.device)
+        parts["cluster_cap"] = self.cap_weight * (torch.relu(above) if self.cap_shape == "hinge" else above.square())
         return combine_parts(parts, self.return_parts)
 
     def get_config_dict(self) -> dict[str, Any]:
         return {**super().get_config_dict(), "cap_weight": self.cap_weight, "cap_rows": self.cap_rows,
-                "reference_dropout": self.reference_dropout}
+                "reference_dropout": self.reference_dropout, "cap_shape": self.cap_shape}
 
 
 def register() -> None:

@@ -185,3 +185,24 @@ def test_the_reference_can_embed_with_dropout(tiny_model) -> None:
     value = loss(features)
     value.backward()
     assert torch.isfinite(value)
+
+
+def test_the_hold_is_two_sided_and_matches_its_reference(monkeypatch) -> None:
+    columns = clustered_columns(4, 3, shared=2.0)
+    loss = ClusterCapMarginLoss(None, cap_weight=0.8, margin_weight=0.0, contrastive=None, cap_shape="hold", return_parts=True)
+    negation = [[float(v) for v in r] for r in columns[2].detach()]
+    anchor = [[float(v) for v in r] for r in columns[0].detach()]
+    excess = pairwise_mean(negation) - pairwise_mean(anchor)
+    for offset in (-0.2, 0.3):  # the reference's figure above and below the batch's
+        got = loss.compute_loss_from_embeddings(columns, reference_excess=excess + offset)["cluster_cap"]
+        assert got.item() == pytest.approx(0.8 * offset**2, rel=1e-9)
+    below = loss.compute_loss_from_embeddings(columns, reference_excess=excess + 0.3)["cluster_cap"]
+    (gradient,) = torch.autograd.grad(below, columns[2])
+    stepped = columns[2].detach() - 0.05 * gradient
+    assert cluster_cap.mean_pairwise_cosine(stepped) > cluster_cap.mean_pairwise_cosine(columns[2].detach()), "pulled back up"
+    held = cluster_cap.mean_pairwise_cosine(columns[0]).detach()
+    monkeypatch.setattr(cluster_cap, "cluster_excess", lambda a, n: cluster_cap.mean_pairwise_cosine(n) - held)
+    summed = ClusterCapMarginLoss(None, cap_weight=0.8, margin_weight=0.3, contrastive=None, cap_shape="hold")
+    assert torch.autograd.gradcheck(lambda *c: summed.compute_loss_from_embeddings(list(c), reference_excess=0.1), tuple(columns))
+    with pytest.raises(ValueError, match="cap_shape"):
+        ClusterCapMarginLoss(None, cap_shape="square")
