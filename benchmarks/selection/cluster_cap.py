@@ -10,7 +10,7 @@ again but keeps spreading past the start model's level, and takes back part of w
 ``ClusterCapMarginLoss`` adds a one-sided term that is zero while the batch's negation column clusters no more,
 relative to its anchor column, than under a frozen copy of the start model. With m(X) the mean cosine between the
 rows of X over the pairs i ≠ j, a and n the anchor and negation columns of the trained model (dropout on), a* and
-n* the same under the reference (eval mode), and sg no gradient,
+n* the same under the reference (eval mode unless ``reference_dropout``), and sg no gradient,
 
     e = m(n) − sg(m(a)),        e* = m(n*) − m(a*),        L = l_c + λ · l_m + w · max(e − e*, 0)
 
