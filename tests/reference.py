@@ -264,17 +264,27 @@ def osscse_reference(
     margin_weight: float = 1e-3,
     contrastive: str | None = "dropout",
     tau: float = 0.05,
+    column_views=None,
+    contrastive_weight: float = 1.0,
 ) -> dict[str, float]:
-    """The parts of eq. 5 without l_r: {"contrastive": l_c, "margin": λ·l_m}.
+    """The parts of eq. 5 without l_r: {"contrastive": w·l_c, "margin": λ·l_m}.
 
     l_c is SimCSE's InfoNCE of the anchor against its second dropout view ("dropout") or its
     paraphrase ("paraphrase"), in-batch negatives only; absent when ``contrastive`` is None.
+    ``column_views`` ({column: its second dropout view}) takes SimCSE's term on those columns instead
+    of the anchor: one InfoNCE per column, each against its own view, named "contrastive" for one
+    column and "contrastive_<column>" for several.
     """
     parts = {}
-    if contrastive == "dropout":
-        parts["contrastive"] = infonce_reference(anchors, dropout_view, tau)
+    named = {"anchor": anchors, "paraphrase": paraphrases, "negation": negations}
+    if column_views is not None:
+        for column, view in column_views.items():
+            part = "contrastive" if len(column_views) == 1 else f"contrastive_{column}"
+            parts[part] = contrastive_weight * infonce_reference(named[column], view, tau)
+    elif contrastive == "dropout":
+        parts["contrastive"] = contrastive_weight * infonce_reference(anchors, dropout_view, tau)
     elif contrastive == "paraphrase":
-        parts["contrastive"] = infonce_reference(anchors, paraphrases, tau)
+        parts["contrastive"] = contrastive_weight * infonce_reference(anchors, paraphrases, tau)
     parts["margin"] = margin_weight * osscse_margin_reference(anchors, paraphrases, negations, alpha, beta)
     return parts
 

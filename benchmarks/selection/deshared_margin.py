@@ -27,9 +27,7 @@ from __future__ import annotations
 from column_views import ColumnViewsMarginLoss
 from torch import Tensor
 
-from st_debias import core
 from st_debias.losses import MarginNegationLoss
-from st_debias.losses._base import LossOutput
 
 
 def common_direction(anchor: Tensor, negation: Tensor) -> Tensor | None:
@@ -49,15 +47,11 @@ def without_direction(anchor: Tensor, negation: Tensor, direction: Tensor | None
 
 class DesharedMarginLoss(MarginNegationLoss):
     """``MarginNegationLoss`` whose margin scores each negation without the batch's common difference direction
-    (module docstring). The same arguments, checks and parts."""
+    (module docstring). The same arguments, checks and parts; the contrastive part sees the negations as they are."""
 
-    def compute_loss_from_embeddings(self, embeddings: list[Tensor], labels: Tensor | None = None) -> LossOutput:
-        """``embeddings`` = [anchor, paraphrase, negation], plus the anchor's second view when ``contrastive="dropout"``."""
-        expected = 4 if self.contrastive == "dropout" else 3
-        core.check_num_columns(embeddings, expected, expected, "DesharedMarginLoss", "anchor, paraphrase, negation[, anchor view]")
-        anchor, paraphrase, negation, *rest = (core.at_least_float32(e) for e in embeddings)
+    def margin_term(self, anchor: Tensor, paraphrase: Tensor, negation: Tensor) -> Tensor:
         deshared = without_direction(anchor, negation, common_direction(anchor, negation))
-        return super().compute_loss_from_embeddings([anchor, paraphrase, deshared, *rest], labels)
+        return super().margin_term(anchor, paraphrase, deshared)
 
 
 class DesharedColumnViewsLoss(ColumnViewsMarginLoss, DesharedMarginLoss):

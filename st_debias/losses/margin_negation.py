@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import torch
@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 
 Contrastive = Literal["dropout", "paraphrase"] | None
 
+#: The three text columns of a row, in order.
+COLUMNS = ("anchor", "paraphrase", "negation")
+
 
 class MarginNegationLoss(EmbeddingLoss):
     def __init__(
@@ -31,6 +34,8 @@ class MarginNegationLoss(EmbeddingLoss):
         similarity_fct: core.SimilarityFct = cos_sim,
         gather_across_devices: bool = False,
         return_parts: bool = False,
+        dropout_columns: Sequence[str] = ("anchor",),
+        contrastive_weight: float = 1.0,
     ) -> None:
         r"""Two-way hinge that ranks a paraphrase above a negation, within a window (OssCSE eq. 3, 5).
 
@@ -52,13 +57,22 @@ class MarginNegationLoss(EmbeddingLoss):
         - ``"paraphrase"``: InfoNCE between the anchor and its paraphrase, in-batch negatives only;
         - ``None``: the margin term alone.
 
+        With ``dropout_columns``, the ``"dropout"`` term is taken on other columns than the anchor: for
+        each named column :math:`c`, InfoNCE between :math:`c` and its second dropout view, the
+        negatives being the same column's other rows, and :math:`l_c` is the sum over the named
+        columns. ``("negation",)`` spreads the negated sentences apart from each other, which the
+        margin alone does not: it scores each negation against its own anchor only.
+        ``contrastive_weight`` scales :math:`l_c`: the loss is
+        :math:`w\,l_c + \lambda l_m`.
+
         Negations never enter :math:`l_c` as hard negatives: as unbounded negatives they teach
         "not ⇒ different" and cost STS accuracy (docs/losses/margin_negation.md).
 
-        Returns the scalar :math:`l_c + \lambda l_m`, usable wherever a sentence-transformers loss is
+        Returns the scalar :math:`w\,l_c + \lambda l_m`, usable wherever a sentence-transformers loss is
         (MatryoshkaLoss, AdaptiveLayerLoss, ``model.old_fit``). With ``return_parts=True`` it returns
-        the dict ``{"contrastive": l_c, "margin": λ·l_m}`` instead (``"contrastive"`` absent when
-        ``contrastive=None``): SentenceTransformerTrainer sums the parts and logs each one.
+        the dict ``{"contrastive": w·l_c, "margin": λ·l_m}`` instead (``"contrastive"`` absent when
+        ``contrastive=None``; one ``"contrastive_<column>"`` per column when ``dropout_columns`` names
+        several): SentenceTransformerTrainer sums the parts and logs each one.
 
         A batch of one row has no in-batch negative: its :math:`l_c` is 0, as in
         MultipleNegativesRankingLoss, and its margin term counts as usual.
@@ -81,6 +95,10 @@ class MarginNegationLoss(EmbeddingLoss):
             return_parts: return the named parts (for the trainer's per-part logging) instead of
                 their sum. Leave it False inside MatryoshkaLoss, AdaptiveLayerLoss or ``old_fit``,
                 which need a tensor.
+            dropout_columns: the columns that ``"dropout"`` embeds twice, among ``"anchor"``,
+                ``"paraphrase"`` and ``"negation"``; default the anchor (OssCSE). Only with
+                ``contrastive="dropout"``.
+            contrastive_weight: w, the weight of :math:`l_c`, ≥ 0; default 1 (OssCSE).
 
         References:
             - Shi et al., "OssCSE: Overcoming Surface Structure Bias in Contrastive Learning for
@@ -131,6 +149,12 @@ class MarginNegationLoss(EmbeddingLoss):
         core.check_positive(scale, "scale", name)
         if contrastive not in ("dropout", "paraphrase", None):
             raise ValueError(f"{name}: contrastive must be 'dropout', 'paraphrase' or None, got {contrastive!r}.")
+        columns = [dropout_columns] if isinstance(dropout_columns, str) else list(dropout_columns)
+        if not columns or len(set(columns)) != len(columns) or any(c not in COLUMNS for c in columns):
+            raise ValueError(f"{name}: dropout_columns must name distinct columns of {list(COLUMNS)}, got {columns!r}.")
+        if contrastive != "dropout" and columns != ["anchor"]:
+            raise ValueError(f"{name}: dropout_columns={columns!r} needs contrastive='dropout', got {contrastive!r}.")
+        core.check_non_negative(contrastive_weight, "contrastive_weight", name)
         self.alpha = float(alpha)
         self.beta = float(beta)
         self.margin_weight = float(margin_weight)
@@ -139,15 +163,16 @@ class MarginNegationLoss(EmbeddingLoss):
         self.similarity_fct = similarity_fct
         self.gather_across_devices = gather_across_devices
         self.return_parts = return_parts
-        self._view_source: dict[str, Tensor] | None = None
-        self._view: dict[str, Tensor] = {}
+        self.dropout_columns = tuple(columns)
+        self.contrastive_weight = float(contrastive_weight)
+        self._views: dict[str, tuple[dict[str, Tensor], dict[str, Tensor]]] = {}
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> LossOutput:
         return self.compute_loss_from_embeddings(self.embed(self.input_columns(list(sentence_features))), labels)
 
     def input_columns(self, features: list[dict[str, Tensor]]) -> list[dict[str, Tensor]]:
-        """The columns to embed: the dataset's three text columns, plus (``contrastive="dropout"``) a second
-        dropout view of the anchor as the fourth.
+        """The columns to embed: the dataset's three text columns, then (``contrastive="dropout"``) a second
+        dropout view of each of ``dropout_columns``, in their order.
 
         Raises:
             ValueError: the dataset does not give exactly three text columns (a fourth would otherwise be
@@ -159,41 +184,53 @@ class MarginNegationLoss(EmbeddingLoss):
                 "The anchor's second dropout view is made by the loss itself; remove extra columns (ids, metadata)."
             )
         if self.contrastive == "dropout":
-            return [*features, self._dropout_view(features[0])]
+            return [*features, *(self._dropout_view(c, features[COLUMNS.index(c)]) for c in self.dropout_columns)]
         return features
 
-    def _dropout_view(self, anchor_features: dict[str, Tensor]) -> dict[str, Tensor]:
-        """A copy of the anchor's features (the model writes its outputs into the dict it embeds), made once
-        per anchor dict. MatryoshkaLoss and AdaptiveLayerLoss call the loss several times with the same
+    def _dropout_view(self, column: str, source: dict[str, Tensor]) -> dict[str, Tensor]:
+        """A copy of a column's features (the model writes its outputs into the dict it embeds), made once
+        per source dict. MatryoshkaLoss and AdaptiveLayerLoss call the loss several times with the same
         dicts and pass state through them (cached outputs, per-layer embeddings): a fresh copy per call
-        would carry the anchor's state instead of the view's, or change how the columns are batched."""
-        if self._view_source is not anchor_features:
-            self._view_source, self._view = anchor_features, dict(anchor_features)
-        return self._view
+        would carry the source's state instead of the view's, or change how the columns are batched."""
+        held = self._views.get(column)
+        if held is None or held[0] is not source:
+            held = self._views[column] = (source, dict(source))
+        return held[1]
 
     def compute_loss_from_embeddings(self, embeddings: list[Tensor], labels: Tensor | None = None) -> LossOutput:
-        """``embeddings`` = [anchor, paraphrase, negation], plus the anchor's second view when ``contrastive="dropout"``."""
-        name = "MarginNegationLoss"
-        expected = 4 if self.contrastive == "dropout" else 3
-        layout = "anchor, paraphrase, negation" + (", anchor dropout view" if expected == 4 else "")
-        core.check_num_columns(embeddings, expected, expected, name, layout)
+        """``embeddings`` = [anchor, paraphrase, negation], then with ``contrastive="dropout"`` the second view of
+        each of ``dropout_columns``."""
+        views = self.dropout_columns if self.contrastive == "dropout" else ()
+        expected = len(COLUMNS) + len(views)
+        layout = ", ".join([*COLUMNS, *(f"{c} dropout view" for c in views)])
+        core.check_num_columns(embeddings, expected, expected, "MarginNegationLoss", layout)
         # Upcast once per column, so that a column used twice sums its gradient in float32, not float16.
         embeddings = [core.at_least_float32(e) for e in embeddings]
         anchor, paraphrase, negation = embeddings[:3]
-        paraphrase_similarity = core.rowwise_similarity(anchor, paraphrase, self.similarity_fct)
-        negation_similarity = core.rowwise_similarity(anchor, negation, self.similarity_fct)
-        gap = paraphrase_similarity - negation_similarity
-        margin = (torch.relu(self.alpha - gap) + torch.relu(gap - self.beta)).mean()
-
+        # (part name, queries, positives): each query's positive is the same row; the other rows are its negatives.
+        pairs = []
+        if self.contrastive == "paraphrase":
+            pairs.append(("contrastive", anchor, paraphrase))
+        for column, view in zip(views, embeddings[len(COLUMNS) :]):
+            part = "contrastive" if len(views) == 1 else f"contrastive_{column}"
+            pairs.append((part, embeddings[COLUMNS.index(column)], view))
         parts: dict[str, Tensor] = {}
-        if self.contrastive is not None:
-            positives = embeddings[3] if self.contrastive == "dropout" else paraphrase
+        for part, queries, positives in pairs:
             (gathered,), offset = core.gather_rows([positives], self.gather_across_devices)
             # A batch of one leaves the positive alone: l_c = 0, as in MNRL.
-            logits = core.scaled(core.similarity_matrix(anchor, gathered, self.similarity_fct), self.scale)
-            parts["contrastive"] = core.infonce(logits, core.positive_index(anchor.size(0), offset, anchor.device))
-        parts["margin"] = self.margin_weight * margin
+            logits = core.scaled(core.similarity_matrix(queries, gathered, self.similarity_fct), self.scale)
+            positive = core.positive_index(queries.size(0), offset, queries.device)
+            parts[part] = self.contrastive_weight * core.infonce(logits, positive)
+        parts["margin"] = self.margin_weight * self.margin_term(anchor, paraphrase, negation)
         return combine_parts(parts, self.return_parts)
+
+    def margin_term(self, anchor: Tensor, paraphrase: Tensor, negation: Tensor) -> Tensor:
+        """:math:`l_m`, unweighted: the mean over rows of the two-way hinge on s(anchor, paraphrase) −
+        s(anchor, negation)."""
+        gap = core.rowwise_similarity(anchor, paraphrase, self.similarity_fct) - core.rowwise_similarity(
+            anchor, negation, self.similarity_fct
+        )
+        return (torch.relu(self.alpha - gap) + torch.relu(gap - self.beta)).mean()
 
     def get_config_dict(self) -> dict[str, Any]:
         return {
@@ -204,6 +241,8 @@ class MarginNegationLoss(EmbeddingLoss):
             "scale": self.scale,
             "similarity_fct": similarity_fct_name(self.similarity_fct),
             "gather_across_devices": self.gather_across_devices,
+            "dropout_columns": list(self.dropout_columns),
+            "contrastive_weight": self.contrastive_weight,
         }
 
     @property

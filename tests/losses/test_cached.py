@@ -116,6 +116,16 @@ CASES: dict[str, tuple[str, Callable, Callable | None]] = {
         ),
         None,
     ),
+    "osscse-negation-views": (
+        "negation",
+        lambda model, guide, m, phi: (
+            MarginNegationLoss(model, margin_weight=0.5, dropout_columns=("anchor", "negation"), contrastive_weight=0.5),
+            CachedMarginNegationLoss(
+                model, m, margin_weight=0.5, dropout_columns=("anchor", "negation"), contrastive_weight=0.5
+            ),
+        ),
+        None,
+    ),
     "osscse-paraphrase": (
         "negation",
         lambda model, guide, m, phi: (

@@ -198,6 +198,43 @@ def test_margin_negation_equals_osscse_eq3(columns, seed, contrastive, alpha, be
     assert expected["margin"] > 0  # sanity: at least one hinge is active in every case
 
 
+@pytest.mark.parametrize(
+    "seed, dropout_columns, contrastive_weight",
+    [(5, ("negation",), 0.5), (6, ("anchor", "negation"), 0.3), (7, ("paraphrase",), 1.0), (8, ("anchor",), 0.0)],
+)
+def test_margin_negation_dropout_columns_equal_simcse_on_each_column(columns, seed, dropout_columns, contrastive_weight):
+    """Guards against a view scored against the wrong column (e.g. always the anchor), negatives taken from
+    another column, a weight applied to the margin, or parts summed under one name."""
+    embeddings = columns(seed, 6, 5, 3 + len(dropout_columns))
+    loss_fn = MarginNegationLoss(
+        None,
+        alpha=0.1,
+        beta=0.3,
+        margin_weight=0.7,
+        scale=10.0,
+        dropout_columns=dropout_columns,
+        contrastive_weight=contrastive_weight,
+        return_parts=True,
+    )
+    parts = loss_fn.compute_loss_from_embeddings(embeddings)
+    expected = osscse_reference(
+        *embeddings[:3],
+        alpha=0.1,
+        beta=0.3,
+        margin_weight=0.7,
+        tau=0.1,
+        column_views=dict(zip(dropout_columns, embeddings[3:])),
+        contrastive_weight=contrastive_weight,
+    )
+    assert set(parts) == set(expected)
+    for key in expected:
+        assert abs(parts[key].item() - expected[key]) < TOL, key
+    anchor_view = osscse_reference(*embeddings[:3], dropout_view=embeddings[3], margin_weight=0.7, tau=0.1)
+    if dropout_columns != ("anchor",) and contrastive_weight > 0:
+        # Sanity: the anchor's SimCSE term on the same fourth column would differ.
+        assert abs(sum(parts[k].item() for k in parts if k != "margin") - anchor_view["contrastive"]) > 1e-3
+
+
 def test_recall_regularizer_equals_half_gamma_squared_distance(columns):
     """Guards against a θ* that aliases the live parameters (recall stuck at 0 after in-place optimizer
     steps), a missing ½, frozen parameters counted, or the wrapped loss dropped from the output."""
@@ -328,6 +365,17 @@ def test_gradcheck_margin_negation(columns):
     _gradcheck(
         lambda *x: loss_fn.compute_loss_from_embeddings(list(x)),
         columns(3, 3, 3, 4, requires_grad=True),
+    )
+
+
+def test_gradcheck_margin_negation_on_negation_views(columns):
+    """Guards against a detached view or source column when SimCSE's term is taken on other columns."""
+    loss_fn = MarginNegationLoss(
+        None, alpha=0.1, beta=0.1, margin_weight=1.0, scale=5.0, dropout_columns=("anchor", "negation"), contrastive_weight=0.5
+    )
+    _gradcheck(
+        lambda *x: loss_fn.compute_loss_from_embeddings(list(x)),
+        columns(4, 3, 3, 5, requires_grad=True),
     )
 
 

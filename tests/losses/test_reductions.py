@@ -76,6 +76,16 @@ def test_margin_negation_without_margin_is_mnrl(columns, contrastive, columns_co
     assert abs(parts["contrastive"].item() - with_negation) > 1e-3
 
 
+def test_margin_negation_on_the_negation_column_without_margin_is_simcse_on_negations(columns):
+    """Guards against the anchor slipping into the negation column's view term: with margin_weight=0 and
+    dropout_columns=("negation",), the loss is MNRL on (negation, its dropout view), scaled by the weight."""
+    embeddings = columns(41, 6, 5, 4)
+    loss = MarginNegationLoss(None, margin_weight=0.0, dropout_columns=("negation",), contrastive_weight=0.5)
+    value = loss.compute_loss_from_embeddings(embeddings).item()
+    assert abs(value - 0.5 * _mnrl([embeddings[2], embeddings[3]]).item()) < TOL
+    assert abs(value - 0.5 * _mnrl([embeddings[0], embeddings[3]]).item()) > 1e-3
+
+
 @pytest.mark.parametrize("wrapped", ["focal", "margin"])
 def test_recall_regularizer_with_zero_gamma_is_the_wrapped_loss(columns, wrapped):
     """Guards against the wrapper altering, renaming or dropping the wrapped loss's parts, or adding a
