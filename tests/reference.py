@@ -272,15 +272,13 @@ def osscse_reference(
     l_c is SimCSE's InfoNCE of the anchor against its second dropout view ("dropout") or its
     paraphrase ("paraphrase"), in-batch negatives only; absent when ``contrastive`` is None.
     ``column_views`` ({column: its second dropout view}) takes SimCSE's term on those columns instead
-    of the anchor: one InfoNCE per column, each against its own view, named "contrastive" for one
-    column and "contrastive_<column>" for several.
+    of the anchor: one InfoNCE per column, each against its own view, named "contrastive_<column>".
     """
     parts = {}
     named = {"anchor": anchors, "paraphrase": paraphrases, "negation": negations}
     if column_views is not None:
         for column, view in column_views.items():
-            part = "contrastive" if len(column_views) == 1 else f"contrastive_{column}"
-            parts[part] = contrastive_weight * infonce_reference(named[column], view, tau)
+            parts[f"contrastive_{column}"] = contrastive_weight * infonce_reference(named[column], view, tau)
     elif contrastive == "dropout":
         parts["contrastive"] = contrastive_weight * infonce_reference(anchors, dropout_view, tau)
     elif contrastive == "paraphrase":

@@ -66,8 +66,8 @@ class CachedLoss(CachedLossMixin, nn.Module):
         Everything the wrapped loss computes from the whole batch still sees the whole batch: batch
         normalisation statistics (:class:`DebiasInfoNCE`), guide masks and noise negatives
         (:class:`InstanceWeightedMNRL`, whose random noise is drawn once, in step 2), the margin and
-        contrastive parts of :class:`MarginNegationLoss` (whose second dropout view of the anchor is
-        embedded as an extra column, as its own ``forward`` does). A live guide model embeds in
+        contrastive parts of :class:`MarginNegationLoss` (whose second dropout view of each of its
+        ``dropout_columns`` is embedded as an extra column, as its own ``forward`` does). A live guide model embeds in
         mini-batches without gradients, once per step; guide embeddings in the label column are used
         as they are. With ``gather_across_devices=True`` on the wrapped loss, step 2 gathers the
         cached embeddings of every process, as sentence-transformers' cached losses do.
@@ -304,7 +304,8 @@ class CachedLoss(CachedLossMixin, nn.Module):
 
 
 def _input_columns(loss: nn.Module, features: list[dict[str, Tensor]]) -> list[dict[str, Tensor]]:
-    """The columns the wrapped loss embeds: MarginNegationLoss(contrastive="dropout") adds a second anchor view."""
+    """The columns the wrapped loss embeds: MarginNegationLoss(contrastive="dropout") adds a second view of each
+    of its ``dropout_columns``."""
     return loss.input_columns(features) if isinstance(loss, MarginNegationLoss) else features
 
 
@@ -516,9 +517,9 @@ class CachedMarginNegationLoss(CachedLoss):
         r""":class:`MarginNegationLoss` (OssCSE) with GradCache: the same parts and gradients in flat memory.
 
         Returns what :class:`MarginNegationLoss` returns: the sum of its parts, or with
-        ``return_parts=True`` the dict ``{"contrastive": l_c, "margin": λ·l_m}``, each part with its exact
-        gradient. With ``contrastive="dropout"`` the anchor's second dropout view is embedded as an
-        extra column. For OssCSE's recall term, wrap this loss: ``RecallRegularizer(model, CachedMarginNegationLoss(model))``.
+        ``return_parts=True`` the dict ``{"margin": λ·l_m, "contrastive": w·l_c}``, each part with its exact
+        gradient. With ``contrastive="dropout"`` the second dropout view of each of ``dropout_columns``
+        (the anchor by default) is embedded as an extra column. For OssCSE's recall term, wrap this loss: ``RecallRegularizer(model, CachedMarginNegationLoss(model))``.
         See :class:`CachedLoss`.
 
         Args:
@@ -526,7 +527,8 @@ class CachedMarginNegationLoss(CachedLoss):
             mini_batch_size: rows per forward pass (sets the memory), default 32.
             show_progress_bar: show a progress bar over the mini-batches.
             **loss_kwargs: :class:`MarginNegationLoss`'s arguments (``alpha``, ``beta``, ``margin_weight``,
-                ``contrastive``, ``scale``, ``gather_across_devices``).
+                ``contrastive``, ``scale``, ``gather_across_devices``, ``dropout_columns``,
+                ``contrastive_weight``).
 
         References:
             - Shi et al., EMNLP 2023 (OssCSE).

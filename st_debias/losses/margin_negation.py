@@ -70,15 +70,17 @@ class MarginNegationLoss(EmbeddingLoss):
 
         Returns the scalar :math:`w\,l_c + \lambda l_m`, usable wherever a sentence-transformers loss is
         (MatryoshkaLoss, AdaptiveLayerLoss, ``model.old_fit``). With ``return_parts=True`` it returns
-        the dict ``{"contrastive": w·l_c, "margin": λ·l_m}`` instead (``"contrastive"`` absent when
-        ``contrastive=None``; one ``"contrastive_<column>"`` per column when ``dropout_columns`` names
-        several): SentenceTransformerTrainer sums the parts and logs each one.
+        the dict ``{"margin": λ·l_m, "contrastive": w·l_c}`` instead (``"contrastive"`` absent when
+        ``contrastive=None``; one ``"contrastive_<column>"`` per column when ``dropout_columns`` is not
+        the anchor alone): SentenceTransformerTrainer sums the parts and logs each one.
 
         A batch of one row has no in-batch negative: its :math:`l_c` is 0, as in
         MultipleNegativesRankingLoss, and its margin term counts as usual.
 
         Reduction to MultipleNegativesRankingLoss: ``margin_weight=0`` with ``contrastive="paraphrase"``
-        is MNRL on (anchor, paraphrase); with ``"dropout"`` it is unsupervised SimCSE.
+        is MNRL on (anchor, paraphrase); with ``"dropout"`` (the anchor's view, ``contrastive_weight=1``)
+        it is unsupervised SimCSE, and with ``dropout_columns=("negation",)`` it is w times SimCSE on the
+        negations.
 
         Args:
             model: the SentenceTransformer to train, or ``None`` for :meth:`compute_loss_from_embeddings`.
@@ -99,6 +101,12 @@ class MarginNegationLoss(EmbeddingLoss):
                 ``"paraphrase"`` and ``"negation"``; default the anchor (OssCSE). Only with
                 ``contrastive="dropout"``.
             contrastive_weight: w, the weight of :math:`l_c`, ≥ 0; default 1 (OssCSE).
+
+        Raises:
+            ValueError: ``alpha`` or ``beta`` negative, ``beta`` < ``alpha``, a negative ``margin_weight`` or
+                ``contrastive_weight``, a non-positive ``scale``, an unknown ``contrastive``; ``dropout_columns``
+                empty, repeated, naming no text column, or set without ``contrastive="dropout"``;
+                ``contrastive_weight`` set with ``contrastive=None``.
 
         References:
             - Shi et al., "OssCSE: Overcoming Surface Structure Bias in Contrastive Learning for
@@ -155,6 +163,8 @@ class MarginNegationLoss(EmbeddingLoss):
         if contrastive != "dropout" and columns != ["anchor"]:
             raise ValueError(f"{name}: dropout_columns={columns!r} needs contrastive='dropout', got {contrastive!r}.")
         core.check_non_negative(contrastive_weight, "contrastive_weight", name)
+        if contrastive is None and contrastive_weight != 1.0:
+            raise ValueError(f"{name}: contrastive_weight={contrastive_weight} weighs nothing with contrastive=None.")
         self.alpha = float(alpha)
         self.beta = float(beta)
         self.margin_weight = float(margin_weight)
@@ -212,16 +222,15 @@ class MarginNegationLoss(EmbeddingLoss):
         if self.contrastive == "paraphrase":
             pairs.append(("contrastive", anchor, paraphrase))
         for column, view in zip(views, embeddings[len(COLUMNS) :]):
-            part = "contrastive" if len(views) == 1 else f"contrastive_{column}"
+            part = "contrastive" if views == ("anchor",) else f"contrastive_{column}"
             pairs.append((part, embeddings[COLUMNS.index(column)], view))
-        parts: dict[str, Tensor] = {}
+        parts: dict[str, Tensor] = {"margin": self.margin_weight * self.margin_term(anchor, paraphrase, negation)}
         for part, queries, positives in pairs:
             (gathered,), offset = core.gather_rows([positives], self.gather_across_devices)
             # A batch of one leaves the positive alone: l_c = 0, as in MNRL.
             logits = core.scaled(core.similarity_matrix(queries, gathered, self.similarity_fct), self.scale)
             positive = core.positive_index(queries.size(0), offset, queries.device)
             parts[part] = self.contrastive_weight * core.infonce(logits, positive)
-        parts["margin"] = self.margin_weight * self.margin_term(anchor, paraphrase, negation)
         return combine_parts(parts, self.return_parts)
 
     def margin_term(self, anchor: Tensor, paraphrase: Tensor, negation: Tensor) -> Tensor:

@@ -23,7 +23,8 @@ def test_it_is_the_library_loss_with_the_lab_names(view_columns: tuple[str, ...]
     lab = ColumnViewsMarginLoss(None, view_columns=view_columns, view_weight=view_weight, **settings)
     library = MarginNegationLoss(None, dropout_columns=view_columns, contrastive_weight=view_weight, **settings)
     got, expected = lab.compute_loss_from_embeddings(columns), library.compute_loss_from_embeddings(columns)
-    assert got.keys() == expected.keys() and all(torch.equal(got[k], expected[k]) for k in got)
+    assert got.keys() == expected.keys() == {"margin", *(f"contrastive_{c}" for c in view_columns)}
+    assert all(torch.equal(got[k], expected[k]) for k in got)
     assert lab.view_columns == view_columns and lab.view_weight == view_weight
     config = lab.get_config_dict()
     assert config["view_columns"] == list(view_columns) and config["view_weight"] == view_weight

@@ -102,7 +102,7 @@ def test_under_column_views_only_the_margin_is_deshared(monkeypatch) -> None:
     plain = views.compute_loss_from_embeddings(columns)
     assert got["margin"].item() == pytest.approx(margin.item(), rel=1e-12)
     assert got["margin"].item() != pytest.approx(plain["margin"].item(), rel=1e-6)
-    assert got["contrastive"].item() == pytest.approx(plain["contrastive"].item(), rel=1e-12)
+    assert got["contrastive_negation"].item() == pytest.approx(plain["contrastive_negation"].item(), rel=1e-12)
     summed = DesharedColumnViewsLoss(None, view_columns=("negation",), view_weight=0.5, **settings)
     direction = deshared_margin.common_direction(columns[0], columns[2])
     monkeypatch.setattr(deshared_margin, "common_direction", lambda anchor, negation: direction)

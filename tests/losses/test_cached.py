@@ -119,9 +119,11 @@ CASES: dict[str, tuple[str, Callable, Callable | None]] = {
     "osscse-negation-views": (
         "negation",
         lambda model, guide, m, phi: (
-            MarginNegationLoss(model, margin_weight=0.5, dropout_columns=("anchor", "negation"), contrastive_weight=0.5),
+            MarginNegationLoss(
+                model, margin_weight=0.5, dropout_columns=("anchor", "negation"), contrastive_weight=0.5, return_parts=True
+            ),
             CachedMarginNegationLoss(
-                model, m, margin_weight=0.5, dropout_columns=("anchor", "negation"), contrastive_weight=0.5
+                model, m, margin_weight=0.5, dropout_columns=("anchor", "negation"), contrastive_weight=0.5, return_parts=True
             ),
         ),
         None,
@@ -226,7 +228,7 @@ def _replayed_reference(
     return {name: part.item() for name, part in parts.items()}, gradients
 
 
-@pytest.mark.parametrize("case", ["focal", "dclr-live-guide-noise", "debcse", "osscse-dropout"])
+@pytest.mark.parametrize("case", ["focal", "dclr-live-guide-noise", "debcse", "osscse-dropout", "osscse-negation-views"])
 def test_replayed_dropout_gives_exact_gradients(case, float64_models, wiki_sentences):
     """Dropout on: the second pass replays the first pass's dropout masks, so the gradients are those of
     the embeddings the loss saw. A replay with fresh masks would fail this by far more than 1e-10."""
@@ -235,7 +237,7 @@ def test_replayed_dropout_gives_exact_gradients(case, float64_models, wiki_sente
     texts = _texts(wiki_sentences, layout)
     features = [model.preprocess(column) for column in texts]
     uncached, cached = build(model, guide, 4, _median_guide_cosine(guide, texts))
-    all_features = features + ([dict(features[0])] if case == "osscse-dropout" else [])
+    all_features = uncached.input_columns(features) if case.startswith("osscse") else features
     guide_embeddings = (
         uncached._embed_with_guide([dict(f) for f in features]) if case.startswith("dclr") else None
     )

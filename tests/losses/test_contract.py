@@ -662,6 +662,10 @@ MODEL_CASES: dict[str, tuple[int, Callable]] = {
     "InstanceWeightedMNRL": (2, lambda model, guide: InstanceWeightedMNRL(model, guide=guide, threshold=0.5)),
     "DebiasInfoNCE": (3, lambda model, guide: DebiasInfoNCE(model)),
     "MarginNegationLoss": (3, lambda model, guide: MarginNegationLoss(model, margin_weight=1.0)),
+    "MarginNegationLoss(dropout_columns)": (
+        3,
+        lambda model, guide: MarginNegationLoss(model, dropout_columns=("anchor", "negation"), contrastive_weight=0.5),
+    ),
     "RecallRegularizer(MarginNegationLoss)": (
         3,
         lambda model, guide: RecallRegularizer(model, MarginNegationLoss(model, margin_weight=1.0), gamma=0.1),

@@ -32,6 +32,11 @@ def _losses(gather: bool):
         "dclr-weights": (InstanceWeightedMNRL(None, labels="weights", gather_across_devices=gather), 2, "weights"),
         "debcse": (DebiasInfoNCE(None, gather_across_devices=gather), 3, None),
         "osscse": (MarginNegationLoss(None, contrastive="dropout", margin_weight=1.0, gather_across_devices=gather), 4, None),
+        "osscse-views": (
+            MarginNegationLoss(None, margin_weight=1.0, dropout_columns=("anchor", "negation"), gather_across_devices=gather),
+            5,
+            None,
+        ),
     }
 
 

@@ -45,6 +45,7 @@ def test_each_dropout_column_is_embedded_again_once_per_column_dict() -> None:
         ({"dropout_columns": ("negation",), "contrastive": "paraphrase"}, "needs contrastive='dropout'"),
         ({"dropout_columns": ("negation",), "contrastive": None}, "needs contrastive='dropout'"),
         ({"contrastive_weight": -0.5}, "contrastive_weight"),
+        ({"contrastive_weight": 0.5, "contrastive": None}, "weighs nothing"),
     ],
 )
 def test_bad_dropout_columns_or_weight_are_refused(kwargs: dict, match: str) -> None:
