@@ -105,7 +105,7 @@ class MarginNegationLoss(EmbeddingLoss):
         Raises:
             ValueError: ``alpha`` or ``beta`` negative, ``beta`` < ``alpha``, a negative ``margin_weight`` or
                 ``contrastive_weight``, a non-positive ``scale``, an unknown ``contrastive``; ``dropout_columns``
-                empty, repeated, naming no text column, or set without ``contrastive="dropout"``;
+                empty, repeated, naming something other than a text column, or set without ``contrastive="dropout"``;
                 ``contrastive_weight`` set with ``contrastive=None``.
 
         References:
@@ -191,7 +191,7 @@ class MarginNegationLoss(EmbeddingLoss):
         if len(features) != 3:
             raise ValueError(
                 f"MarginNegationLoss expects 3 text columns (anchor, paraphrase, negation), got {len(features)}. "
-                "The anchor's second dropout view is made by the loss itself; remove extra columns (ids, metadata)."
+                "The dropout views are made by the loss itself; remove extra columns (ids, metadata)."
             )
         if self.contrastive == "dropout":
             return [*features, *(self._dropout_view(c, features[COLUMNS.index(c)]) for c in self.dropout_columns)]
