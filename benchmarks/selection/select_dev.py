@@ -297,11 +297,13 @@ def main(argv: list[str] | None = None) -> int:
     import cluster_cap
     import column_views
     import deshared_margin
+    import held_out_pairs
 
     column_views.register()  # the lab losses a variant's YAML may name
     deshared_margin.register()
     cluster_cap.register()
-    affirmative_negatives.register()  # and the lab mix source
+    affirmative_negatives.register()  # and the lab mix sources
+    held_out_pairs.register()
     check_inputs(parser, args)
     if not args.table:
         start_scores()

@@ -46,11 +46,17 @@ def negation_meaning_rows(
     Raises:
         ValueError: no corpus sentences.
     """
-    rows: list[Row] = []
     built, described = negation_meaning_quadruples(sentences, cache_dir)
-    for a, not_a, b, not_b in built:
+    return meaning_rows(built), described
+
+
+def meaning_rows(quadruples: list[tuple[str, str, str, str]]) -> list[Row]:
+    """The two ``negation_meaning`` rows of each ("X is A", "X is not A", "X is B", "X is not B") quadruple:
+    ("X is not A", "X is B", "X is not B") and ("X is not B", "X is A", "X is not A")."""
+    rows: list[Row] = []
+    for a, not_a, b, not_b in quadruples:
         rows += [(not_a, b, not_b), (not_b, a, not_a)]
-    return rows, described
+    return rows
 
 
 def negation_meaning_quadruples(

@@ -1,0 +1,69 @@
+"""An experimental ``data.mix`` source: the negation-meaning rows of half the curated antonym pairs only.
+
+The library's ``negation_meaning`` rows and the dev negation-meaning probe are built the same way, from the same
+curated antonym lexicon (:data:`st_debias.data.lexicon.SAFE_ANTONYMS`). Their sentences differ (corpus lines
+below 150,000 against lines 150,001–180,000), but their antonym pairs mostly do not: of the probe's 371 items,
+359 use a pair that a 1,000-step run's rows also use. A rise of the probe's figures can then be the pairs
+learnt, not what a negation means.
+
+``negation_meaning_half_pairs`` keeps the rows of the quadruples whose antonym pair falls in the training half
+of a fixed split of the pairs (:func:`in_training_half`, a hash of the pair, so the split needs no list and
+does not depend on the corpus). The probe's items whose pair is in the other half are then pairs the model
+never saw in a negation-meaning row: the figures on those items measure what carries over to new pairs.
+
+:func:`register` adds the source to the recipe mix registry, so that a lab recipe YAML can name it
+(``select_dev.py`` calls it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from typing import Any
+
+from st_debias.data.text import words
+from st_debias.recipes.mix_sources import MixSource, SourceRows, meaning_rows, negation_meaning_quadruples
+
+#: The source's name in ``data.mix``.
+SOURCE = "negation_meaning_half_pairs"
+
+
+def antonym_pair(affirmative: str, antonym: str) -> tuple[str, str]:
+    """The (lower-cased, sorted) pair of words that tells "X is A" from "X is B".
+
+    Raises:
+        ValueError: the two sentences differ in more or fewer than one word.
+    """
+    changed = [(x, y) for x, y in zip(words(affirmative), words(antonym), strict=False) if x != y]
+    if len(changed) != 1 or len(words(affirmative)) != len(words(antonym)):
+        raise ValueError(f"Not one swapped word: {affirmative!r} / {antonym!r}")
+    first, second = sorted(changed[0])
+    return first, second
+
+
+def in_training_half(pair: tuple[str, str]) -> bool:
+    """Whether ``pair`` is in the training half of the split: the first byte of the MD5 of "A|B" is even."""
+    return hashlib.md5("|".join(pair).encode()).digest()[0] % 2 == 0
+
+
+def half_pair_rows(
+    *, data_dir: str | os.PathLike[str] | None = None, sentences: list[str] | None = None, cache_dir: Any = None
+) -> SourceRows:
+    """The library's negation-meaning rows of the quadruples of ``sentences`` whose antonym pair is in the
+    training half (module docstring).
+
+    Raises:
+        ValueError: no corpus sentences.
+    """
+    quadruples, described = negation_meaning_quadruples(sentences, cache_dir)
+    kept = [quadruple for quadruple in quadruples if in_training_half(antonym_pair(quadruple[0], quadruple[2]))]
+    pairs = {antonym_pair(quadruple[0], quadruple[2]) for quadruple in kept}
+    return meaning_rows(kept), {**described, "kept_quadruples": len(kept), "kept_pairs": len(pairs)}
+
+
+def register() -> None:
+    """Add ``negation_meaning_half_pairs`` to the recipe mix registry (for lab recipes; the library's docs list only
+    its own sources)."""
+    from st_debias.recipes import mix_sources
+
+    mix_sources.MIX_SOURCES.setdefault(SOURCE, MixSource(half_pair_rows, reads_corpus=True))
