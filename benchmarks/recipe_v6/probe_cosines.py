@@ -11,6 +11,12 @@ paraphrase "B" or toward "A"; the mean of each cosine (and of cos(not A, not B),
 
 The start model is scored first. Each folder is loaded as ``select_dev.py`` scores it (a trainer checkpoint at its
 run's length). Writes the table (``--out``) and the same rows, stamped, next to it as JSON.
+
+``--compare I:J`` (rows numbered from 0, the start model) adds a paired comparison of the two models on the same
+items: how many items (i) gains and loses from I to J, the exact McNemar p-value of that split, and 95 % paired
+bootstrap intervals of the change in (i) and in the mean of cos(not A, B) − cos(not A, A). ``--pair-halves`` adds
+(i) and (ii) on the items whose antonym pair is in the training half of ``negation_meaning_half_pairs``
+(``../selection/held_out_pairs.py``) and on the others, whose pairs such a run never trained on.
 """
 
 from __future__ import annotations
@@ -19,16 +25,57 @@ import argparse
 import sys
 from pathlib import Path
 
+import numpy as np
+
 sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
 sys.path.append(str(Path(__file__).resolve().parents[1] / "selection"))  # column_views, for lab recipes
 from benchmarks.harness.provenance import write_table  # noqa: E402
 
 
-def probe_row(label: str, model) -> dict:
+def item_gaps(cache, items) -> tuple[np.ndarray, np.ndarray]:
+    """Per item, cos(not A, B) − cos(not A, A) (> 0 counts for (i)) and cos(not A, B) − cos(not A, not B) (ii)."""
+    to_paraphrase = cache.cosine(items.negated, items.antonym)
+    return (
+        to_paraphrase - cache.cosine(items.negated, items.affirmative),
+        to_paraphrase - cache.cosine(items.negated, items.negated_antonym),
+    )
+
+
+def paired_change(before: np.ndarray, after: np.ndarray) -> dict:
+    """How a figure moves from one model to another on the same items (``before``/``after``: each item's gap, > 0
+    counting for the figure)."""
+    from scipy.stats import binomtest, bootstrap
+
+    won_before, won_after = before > 0, after > 0
+    gained, lost = int((won_after & ~won_before).sum()), int((won_before & ~won_after).sum())
+
+    def interval(values: np.ndarray) -> list[float]:
+        ci = bootstrap((values,), np.mean, n_resamples=5000, method="percentile", random_state=0).confidence_interval
+        return [float(ci.low), float(ci.high)]
+
+    return {
+        "share_change": float(won_after.mean() - won_before.mean()),
+        "share_change_ci": interval(won_after.astype(float) - won_before),
+        "gained": gained,
+        "lost": lost,
+        "mcnemar_p": float(binomtest(gained, gained + lost).pvalue) if gained + lost else 1.0,
+        "gap_change": float((after - before).mean()),
+        "gap_change_ci": interval(after - before),
+    }
+
+
+def probe_row(label: str, model, halves: np.ndarray | None = None) -> dict:
     from st_debias.evaluation import EmbeddingCache, load_negation_meaning_items, negation_meaning_probe
 
-    probe = negation_meaning_probe(EmbeddingCache(model), load_negation_meaning_items())
+    cache, items = EmbeddingCache(model), load_negation_meaning_items()
+    probe = negation_meaning_probe(cache, items)
     cosines = probe["mean_cosine"]
+    first, second = item_gaps(cache, items)
+    by_half = {}
+    if halves is not None:
+        for name, mask in (("seen", halves), ("held_out", ~halves)):
+            by_half[f"i_{name}"] = float((first[mask] > 0).mean())
+            by_half[f"ii_{name}"] = float((second[mask] > 0).mean())
     return {
         "model": label,
         "items": probe["items"],
@@ -38,14 +85,38 @@ def probe_row(label: str, model) -> dict:
         "cos_not_a_b": cosines["negated_to_paraphrase"],
         "cos_not_a_a": cosines["negated_to_affirmative"],
         "cos_not_a_not_b": cosines["negated_to_negated_antonym"],
+        "gap_i": float(first.mean()),
+        **by_half,
+        "_gaps": (first, second),
     }
+
+
+def training_half_items() -> np.ndarray:
+    """Which probe items have an antonym pair in the training half of ``negation_meaning_half_pairs``."""
+    from held_out_pairs import antonym_pair, in_training_half
+
+    from st_debias.evaluation import load_negation_meaning_items
+
+    items = load_negation_meaning_items()
+    return np.array([in_training_half(antonym_pair(a, b)) for a, b in zip(items.affirmative, items.antonym, strict=True)])
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("folders", nargs="+", type=Path, help="trained model folders (a run's model/ or a checkpoint)")
     parser.add_argument("--out", type=Path, required=True, help="the Markdown table to write (.md)")
+    parser.add_argument(
+        "--compare", action="append", default=[], metavar="I:J",
+        help="a paired comparison of rows I and J (0 = the start model, then the folders in order); repeatable",
+    )
+    parser.add_argument("--pair-halves", action="store_true", help="(i) and (ii) on each half of the antonym pairs")
     args = parser.parse_args(argv)
+    comparisons = []
+    for text in args.compare:
+        first, _, second = text.partition(":")
+        if not (first.isdigit() and second.isdigit()) or max(int(first), int(second)) > len(args.folders):
+            parser.error(f"--compare {text}: expected I:J with rows 0–{len(args.folders)}")
+        comparisons.append((int(first), int(second)))
     for folder in args.folders:
         if not (folder / "config.json").is_file() and not (folder / "modules.json").is_file():
             parser.error(f"{folder}: not a model folder (no modules.json or config.json)")
@@ -59,11 +130,13 @@ def main(argv: list[str] | None = None) -> int:
 
     register()  # a lab recipe in a model folder may name the lab loss
     print("[probe_cosines] scoring the start model", flush=True)
-    rows = [probe_row("start", load_model(None))]
+    halves = training_half_items() if args.pair_halves else None
+    rows = [probe_row("start", load_model(None), halves)]
     for folder in args.folders:
         label = folder.parent.name if folder.name == "model" else f"{folder.parents[1].name}/{folder.name}"
         print(f"[probe_cosines] scoring {label}", flush=True)
-        rows.append(probe_row(label, load_trained(folder)[0]))
+        rows.append(probe_row(label, load_trained(folder)[0], halves))
+    gaps = [row.pop("_gaps") for row in rows]
     lines = [
         f"Negation-meaning probe, {rows[0]['items']} items: (i), (ii), (iii) and the mean cosine of \"not A\" to each candidate.",
         "",
@@ -75,7 +148,56 @@ def main(argv: list[str] | None = None) -> int:
             for row in rows
         ),
     ]
-    write_table(args.out, lines, {"rows": rows})
+    if halves is not None:
+        seen = int(halves.sum())
+        lines += [
+            "",
+            f"On the {seen} items whose antonym pair is in the training half of `negation_meaning_half_pairs` and the "
+            f"{len(halves) - seen} whose pair is held out:",
+            "",
+            "| model | (i) seen ↑ | (i) held out ↑ | (ii) seen ↑ | (ii) held out ↑ |",
+            "|---|---:|---:|---:|---:|",
+            *(
+                f"| {row['model']} | {row['i_seen']:.3f} | {row['i_held_out']:.3f} | {row['ii_seen']:.3f} | "
+                f"{row['ii_held_out']:.3f} |"
+                for row in rows
+            ),
+        ]
+    changes = []
+    for first, second in comparisons:
+        change = {"from": rows[first]["model"], "to": rows[second]["model"]}
+        for name, mask in (("all", None), ("seen", halves), ("held_out", None if halves is None else ~halves)):
+            if name == "all" or mask is not None:
+                change[name] = {
+                    figure: paired_change(before[mask] if mask is not None else before, after[mask] if mask is not None else after)
+                    for figure, before, after in zip(("i", "ii"), gaps[first], gaps[second], strict=True)
+                }
+        changes.append(change)
+    if changes:
+        lines += [
+            "",
+            "Paired on the same items, from one model to the other: the change in (i) and (ii), the items each gains and "
+            "loses (exact McNemar p), and 95 % paired bootstrap intervals of the change in the share and in the mean gap "
+            "(cos(not A, B) − cos(not A, A) for (i)).",
+            "",
+            "| from → to | items | (i) change [95 %] | gained / lost (p) | (i) mean gap change [95 %] | (ii) change [95 %] | gained / lost (p) |",
+            "|---|---|---:|---:|---:|---:|---:|",
+        ]
+
+        def cells(c: dict) -> str:
+            return (
+                f"{c['share_change']:+.3f} [{c['share_change_ci'][0]:+.3f}, {c['share_change_ci'][1]:+.3f}] | "
+                f"{c['gained']} / {c['lost']} ({c['mcnemar_p']:.2f})"
+            )
+
+        for change in changes:
+            lines += [
+                f"| {change['from']} → {change['to']} | {name.replace('_', ' ')} | {cells(c['i'])} | "
+                f"{c['i']['gap_change']:+.4f} [{c['i']['gap_change_ci'][0]:+.4f}, {c['i']['gap_change_ci'][1]:+.4f}] | "
+                f"{cells(c['ii'])} |"
+                for name, c in ((name, change[name]) for name in ("all", "seen", "held_out") if name in change)
+            ]
+    write_table(args.out, lines, {"rows": rows, "comparisons": changes})
     return 0
 
 

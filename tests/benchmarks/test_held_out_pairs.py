@@ -1,0 +1,62 @@
+"""The lab mix source ``negation_meaning_half_pairs`` (benchmarks/selection/held_out_pairs.py) on real corpus
+sentences, and the paired comparison of ``benchmarks/recipe_v6/probe_cosines.py``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS / "selection"))
+sys.path.insert(0, str(BENCHMARKS / "recipe_v6"))
+from held_out_pairs import SOURCE, antonym_pair, half_pair_rows, in_training_half, register  # noqa: E402
+from probe_cosines import paired_change  # noqa: E402
+
+from st_debias.data.lexicon import safe_antonym  # noqa: E402
+from st_debias.recipes.mix_sources import MIX_SOURCES, meaning_rows  # noqa: E402
+from st_debias.recipes.mix_sources import negation_meaning_quadruples as library_quadruples  # noqa: E402
+from tests.conftest import first_sentences  # noqa: E402
+
+
+def test_the_pair_is_the_one_swapped_word_in_either_order() -> None:
+    assert antonym_pair("The road is narrow.", "The road is wide.") == ("narrow", "wide")
+    assert antonym_pair("The road is wide.", "The road is narrow.") == ("narrow", "wide")
+    with pytest.raises(ValueError, match="Not one swapped word"):
+        antonym_pair("The road is narrow.", "The street is wide.")
+
+
+def test_rows_keep_the_training_half_of_the_pairs_only(tmp_path) -> None:
+    sentences = first_sentences(6000)
+    rows, described = half_pair_rows(sentences=sentences, cache_dir=tmp_path)
+    quadruples, _ = library_quadruples(sentences, tmp_path)
+    pairs = [antonym_pair(a, b) for a, _, b, _ in quadruples]
+    assert all(safe_antonym(first) == second or safe_antonym(second) == first for first, second in pairs)
+    kept = [quadruple for quadruple, pair in zip(quadruples, pairs, strict=True) if in_training_half(pair)]
+    # Both halves occur in real sentences, so the split drops something and keeps something.
+    assert 0 < len(kept) < len(quadruples)
+    assert described["kept_quadruples"] == len(kept) and len(rows) == 2 * len(kept)
+    # The library's rows of the kept quadruples, in their order.
+    assert rows == meaning_rows(kept)
+    # The same sentences always give the same rows.
+    assert half_pair_rows(sentences=sentences, cache_dir=tmp_path)[0] == rows
+
+
+def test_the_source_is_named_through_the_registry() -> None:
+    register()
+    assert MIX_SOURCES[SOURCE].rows is half_pair_rows and MIX_SOURCES[SOURCE].reads_corpus
+
+
+def test_the_paired_change_counts_items_and_brackets_the_change() -> None:
+    before = np.array([0.1, 0.1, -0.1, -0.1, -0.2, 0.3] * 10)
+    after = np.array([0.1, -0.1, 0.2, 0.3, -0.2, 0.3] * 10)
+    change = paired_change(before, after)
+    assert (change["gained"], change["lost"]) == (20, 10)
+    assert change["share_change"] == pytest.approx(10 / 60)
+    assert change["share_change_ci"][0] < change["share_change"] < change["share_change_ci"][1]
+    assert change["gap_change"] == pytest.approx((after - before).mean())
+    assert change["mcnemar_p"] == pytest.approx(0.0987, abs=1e-3)  # two-sided binomial, 20 of 30
+    same = paired_change(before, before)
+    assert (same["gained"], same["lost"], same["mcnemar_p"]) == (0, 0, 1.0)
