@@ -17,6 +17,8 @@ items: how many items (i) gains and loses from I to J, the exact McNemar p-value
 bootstrap intervals of the change in (i) and in the mean of cos(not A, B) − cos(not A, A). ``--pair-halves`` adds
 (i) and (ii) on the items whose antonym pair is in the training half of ``negation_meaning_half_pairs``
 (``../selection/held_out_pairs.py``) and on the others, whose pairs such a run never trained on.
+``--rows-from-lines N`` counts the probe's items whose antonym pair is also in the negation-meaning rows built from
+the first N corpus lines (a run of B batches of 64 rows builds them from its first 128·B lines).
 """
 
 from __future__ import annotations
@@ -91,6 +93,31 @@ def probe_row(label: str, model, halves: np.ndarray | None = None) -> dict:
     }
 
 
+def items_with_training_pairs(corpus_lines: int) -> dict:
+    """How many probe items share their antonym pair with the negation-meaning rows of the first ``corpus_lines``
+    lines of the corpus."""
+    import itertools
+
+    from held_out_pairs import antonym_pair
+
+    from st_debias.evaluation import load_negation_meaning_items
+    from st_debias.paths import data_file
+    from st_debias.recipes.mix_sources import negation_meaning_quadruples
+
+    with open(data_file("corpus/wiki_sentences.txt"), encoding="utf-8") as handle:
+        sentences = [line.rstrip("\n") for line in itertools.islice(handle, corpus_lines)]
+    quadruples, _ = negation_meaning_quadruples(sentences, None)
+    row_pairs = {antonym_pair(a, b) for a, _, b, _ in quadruples}
+    items = load_negation_meaning_items()
+    probe_pairs = [antonym_pair(a, b) for a, b in zip(items.affirmative, items.antonym, strict=True)]
+    return {
+        "items": len(probe_pairs),
+        "shared": sum(pair in row_pairs for pair in probe_pairs),
+        "row_pairs": len(row_pairs),
+        "quadruples": len(quadruples),
+    }
+
+
 def training_half_items() -> np.ndarray:
     """Which probe items have an antonym pair in the training half of ``negation_meaning_half_pairs``."""
     from held_out_pairs import antonym_pair, in_training_half
@@ -110,6 +137,10 @@ def main(argv: list[str] | None = None) -> int:
         help="a paired comparison of rows I and J (0 = the start model, then the folders in order); repeatable",
     )
     parser.add_argument("--pair-halves", action="store_true", help="(i) and (ii) on each half of the antonym pairs")
+    parser.add_argument(
+        "--rows-from-lines", type=int, default=0, metavar="N",
+        help="count the probe items whose antonym pair the negation-meaning rows of the first N corpus lines use",
+    )
     args = parser.parse_args(argv)
     comparisons = []
     for text in args.compare:
@@ -117,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
         if not (first.isdigit() and second.isdigit()) or max(int(first), int(second)) > len(args.folders):
             parser.error(f"--compare {text}: expected I:J with rows 0–{len(args.folders)}")
         comparisons.append((int(first), int(second)))
+    if args.rows_from_lines < 0:
+        parser.error(f"--rows-from-lines must be >= 0, got {args.rows_from_lines}")
     for folder in args.folders:
         if not (folder / "config.json").is_file() and not (folder / "modules.json").is_file():
             parser.error(f"{folder}: not a model folder (no modules.json or config.json)")
@@ -163,6 +196,15 @@ def main(argv: list[str] | None = None) -> int:
                 for row in rows
             ),
         ]
+    shared = None
+    if args.rows_from_lines:
+        shared = items_with_training_pairs(args.rows_from_lines)
+        lines += [
+            "",
+            f"{shared['shared']} of the {shared['items']} items use an antonym pair that the negation-meaning rows built from "
+            f"the first {args.rows_from_lines:,} corpus lines also use ({shared['row_pairs']} pairs in "
+            f"{shared['quadruples']} quadruples).",
+        ]
     changes = []
     for first, second in comparisons:
         change = {"from": rows[first]["model"], "to": rows[second]["model"]}
@@ -197,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{cells(c['ii'])} |"
                 for name, c in ((name, change[name]) for name in ("all", "seen", "held_out") if name in change)
             ]
-    write_table(args.out, lines, {"rows": rows, "comparisons": changes})
+    write_table(args.out, lines, {"rows": rows, "comparisons": changes, "pair_overlap": shared})
     return 0
 
 
