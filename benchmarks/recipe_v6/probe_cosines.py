@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     halves = training_half_items() if args.pair_halves else None
     rows = [probe_row("start", load_model(None), halves)]
     for folder in args.folders:
-        label = folder.parent.name if folder.name == "model" else f"{folder.parents[1].name}/{folder.name}"
+        label = f"{folder.parents[1].name}/{folder.parent.name}" if folder.name == "model" else f"{folder.parents[2].name}/{folder.parents[1].name}/{folder.name}"
         print(f"[probe_cosines] scoring {label}", flush=True)
         rows.append(probe_row(label, load_trained(folder)[0], halves))
     gaps = [row.pop("_gaps") for row in rows]
