@@ -18,7 +18,8 @@ bootstrap intervals of the change in (i) and in the mean of cos(not A, B) − co
 (i) and (ii) on the items whose antonym pair is in the training half of ``negation_meaning_half_pairs``
 (``../selection/held_out_pairs.py``) and on the others, whose pairs such a run never trained on.
 ``--rows-from-lines N`` counts the probe's items whose antonym pair is also in the negation-meaning rows built from
-the first N corpus lines (a run of B batches of 64 rows builds them from its first 128·B lines).
+the first N corpus lines (a run of B batches of 64 rows builds them from its first 128·B lines), and splits each
+model's change from the start model by how many of those rows' quadruples use the item's pair.
 """
 
 from __future__ import annotations
@@ -97,6 +98,7 @@ def items_with_training_pairs(corpus_lines: int) -> dict:
     """How many probe items share their antonym pair with the negation-meaning rows of the first ``corpus_lines``
     lines of the corpus."""
     import itertools
+    from collections import Counter
 
     from held_out_pairs import antonym_pair
 
@@ -107,7 +109,7 @@ def items_with_training_pairs(corpus_lines: int) -> dict:
     with open(data_file("corpus/wiki_sentences.txt"), encoding="utf-8") as handle:
         sentences = [line.rstrip("\n") for line in itertools.islice(handle, corpus_lines)]
     quadruples, _ = negation_meaning_quadruples(sentences, None)
-    row_pairs = {antonym_pair(a, b) for a, _, b, _ in quadruples}
+    row_pairs = Counter(antonym_pair(a, b) for a, _, b, _ in quadruples)
     items = load_negation_meaning_items()
     probe_pairs = [antonym_pair(a, b) for a, b in zip(items.affirmative, items.antonym, strict=True)]
     return {
@@ -115,7 +117,12 @@ def items_with_training_pairs(corpus_lines: int) -> dict:
         "shared": sum(pair in row_pairs for pair in probe_pairs),
         "row_pairs": len(row_pairs),
         "quadruples": len(quadruples),
+        "item_quadruples": [row_pairs[pair] for pair in probe_pairs],
     }
+
+
+#: Item groups by how many quadruples of the rows use the item's antonym pair: (label, lowest, highest).
+PAIR_FREQUENCY = (("0", 0, 0), ("1–9", 1, 9), ("10–29", 10, 29), ("30 or more", 30, None))
 
 
 def training_half_items() -> np.ndarray:
@@ -203,8 +210,31 @@ def main(argv: list[str] | None = None) -> int:
             "",
             f"{shared['shared']} of the {shared['items']} items use an antonym pair that the negation-meaning rows built from "
             f"the first {args.rows_from_lines:,} corpus lines also use ({shared['row_pairs']} pairs in "
-            f"{shared['quadruples']} quadruples).",
+            f"{shared['quadruples']} quadruples). By how many of those quadruples use the item's pair, the change "
+            "from the start model in (ii) (items gained / lost) and in the mean gap of (i):",
+            "",
+            "| model | quadruples per pair | items | (ii) | gained / lost | (i) mean gap change |",
+            "|---|---|---:|---:|---:|---:|",
         ]
+        per_item = np.array(shared.pop("item_quadruples"))
+        shared["by_frequency"] = []
+        for row, (first, second) in zip(rows[1:], gaps[1:], strict=True):
+            for label, lowest, highest in PAIR_FREQUENCY:
+                mask = (per_item >= lowest) & (per_item <= (highest if highest is not None else per_item.max()))
+                if not mask.any():
+                    continue
+                won_start, won = gaps[0][1][mask] > 0, second[mask] > 0
+                group = {
+                    "model": row["model"], "quadruples": label, "items": int(mask.sum()),
+                    "ii_start": float(won_start.mean()), "ii": float(won.mean()),
+                    "gained": int((won & ~won_start).sum()), "lost": int((won_start & ~won).sum()),
+                    "gap_i_change": float((first[mask] - gaps[0][0][mask]).mean()),
+                }
+                shared["by_frequency"].append(group)
+                lines.append(
+                    f"| {group['model']} | {label} | {group['items']} | {group['ii_start']:.3f} → {group['ii']:.3f} | "
+                    f"{group['gained']} / {group['lost']} | {group['gap_i_change']:+.4f} |"
+                )
     changes = []
     for first, second in comparisons:
         change = {"from": rows[first]["model"], "to": rows[second]["model"]}
