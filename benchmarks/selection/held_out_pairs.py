@@ -2,9 +2,9 @@
 
 The library's ``negation_meaning`` rows and the dev negation-meaning probe are built the same way, from the same
 curated antonym lexicon (:data:`st_debias.data.lexicon.SAFE_ANTONYMS`). Their sentences differ (corpus lines
-below 150,000 against lines 150,001–180,000), but their antonym pairs mostly do not: of the probe's 371 items,
-359 use a pair that a 1,000-step run's rows also use. A rise of the probe's figures can then be the pairs
-learnt, not what a negation means.
+below 150,000 against lines 150,001–180,000), but their antonym pairs mostly do not: 370 of the probe's 371 items
+use a pair that a 1,000-step run's rows also use (``../recipe_v6/results/probe_budget.md``). A rise of the probe's
+figures can then be the pairs learnt, not what a negation means.
 
 ``negation_meaning_half_pairs`` keeps the rows of the quadruples whose antonym pair falls in the training half
 of a fixed split of the pairs (:func:`in_training_half`, a hash of the pair, so the split needs no list and
