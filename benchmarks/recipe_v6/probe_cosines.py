@@ -13,8 +13,9 @@ The start model is scored first. Each folder is loaded as ``select_dev.py`` scor
 run's length). Writes the table (``--out``) and the same rows, stamped, next to it as JSON.
 
 ``--compare I:J`` (rows numbered from 0, the start model) adds a paired comparison of the two models on the same
-items: how many items (i) gains and loses from I to J, the exact McNemar p-value of that split, and 95 % paired
-bootstrap intervals of the change in (i) and in the mean of cos(not A, B) − cos(not A, A). ``--pair-halves`` adds
+items: for (i) and for (ii), how many items it gains and loses from I to J, the exact McNemar p-value of that
+split and a 95 % paired bootstrap interval of the change, and the same interval for the change in the mean of
+cos(not A, B) − cos(not A, A). ``--pair-halves`` adds
 (i) and (ii) on the items whose antonym pair is in the training half of ``negation_meaning_half_pairs``
 (``../selection/held_out_pairs.py``) and on the others, whose pairs such a run never trained on.
 ``--rows-from-lines N`` counts the probe's items whose antonym pair is also in the negation-meaning rows built from
@@ -97,18 +98,16 @@ def probe_row(label: str, model, halves: np.ndarray | None = None) -> dict:
 def items_with_training_pairs(corpus_lines: int) -> dict:
     """How many probe items share their antonym pair with the negation-meaning rows of the first ``corpus_lines``
     lines of the corpus."""
-    import itertools
     from collections import Counter
 
     from held_out_pairs import antonym_pair
 
+    from st_debias.data.io.corpus import read_sentences
     from st_debias.evaluation import load_negation_meaning_items
-    from st_debias.paths import data_file
     from st_debias.recipes.mix_sources import negation_meaning_quadruples
 
-    with open(data_file("corpus/wiki_sentences.txt"), encoding="utf-8") as handle:
-        sentences = [line.rstrip("\n") for line in itertools.islice(handle, corpus_lines)]
-    quadruples, _ = negation_meaning_quadruples(sentences, None)
+    # Read as training reads its corpus (recipes.data.read_corpus), so the quadruples are the rows' own.
+    quadruples, _ = negation_meaning_quadruples(read_sentences(limit=corpus_lines), None)
     row_pairs = Counter(antonym_pair(a, b) for a, _, b, _ in quadruples)
     items = load_negation_meaning_items()
     probe_pairs = [antonym_pair(a, b) for a, b in zip(items.affirmative, items.antonym, strict=True)]
@@ -122,7 +121,7 @@ def items_with_training_pairs(corpus_lines: int) -> dict:
 
 
 #: Item groups by how many quadruples of the rows use the item's antonym pair: (label, lowest, highest).
-PAIR_FREQUENCY = (("0", 0, 0), ("1–9", 1, 9), ("10–29", 10, 29), ("30 or more", 30, None))
+PAIR_FREQUENCY = (("0", 0, 0), ("1–9", 1, 9), ("10–29", 10, 29), ("30 or more", 30, np.inf))
 
 
 def training_half_items() -> np.ndarray:
@@ -220,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         shared["by_frequency"] = []
         for row, (first, second) in zip(rows[1:], gaps[1:], strict=True):
             for label, lowest, highest in PAIR_FREQUENCY:
-                mask = (per_item >= lowest) & (per_item <= (highest if highest is not None else per_item.max()))
+                mask = (per_item >= lowest) & (per_item <= highest)
                 if not mask.any():
                     continue
                 won_start, won = gaps[0][1][mask] > 0, second[mask] > 0
@@ -235,15 +234,17 @@ def main(argv: list[str] | None = None) -> int:
                     f"| {group['model']} | {label} | {group['items']} | {group['ii_start']:.3f} → {group['ii']:.3f} | "
                     f"{group['gained']} / {group['lost']} | {group['gap_i_change']:+.4f} |"
                 )
+    subsets = {"all": np.ones(len(gaps[0][0]), dtype=bool)}
+    if halves is not None:
+        subsets |= {"seen": halves, "held_out": ~halves}
     changes = []
     for first, second in comparisons:
         change = {"from": rows[first]["model"], "to": rows[second]["model"]}
-        for name, mask in (("all", None), ("seen", halves), ("held_out", None if halves is None else ~halves)):
-            if name == "all" or mask is not None:
-                change[name] = {
-                    figure: paired_change(before[mask] if mask is not None else before, after[mask] if mask is not None else after)
-                    for figure, before, after in zip(("i", "ii"), gaps[first], gaps[second], strict=True)
-                }
+        for name, mask in subsets.items():
+            change[name] = {
+                figure: paired_change(before[mask], after[mask])
+                for figure, before, after in zip(("i", "ii"), gaps[first], gaps[second], strict=True)
+            }
         changes.append(change)
     if changes:
         lines += [
@@ -267,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"| {change['from']} → {change['to']} | {name.replace('_', ' ')} | {cells(c['i'])} | "
                 f"{c['i']['gap_change']:+.4f} [{c['i']['gap_change_ci'][0]:+.4f}, {c['i']['gap_change_ci'][1]:+.4f}] | "
                 f"{cells(c['ii'])} |"
-                for name, c in ((name, change[name]) for name in ("all", "seen", "held_out") if name in change)
+                for name, c in ((name, change[name]) for name in subsets)
             ]
     write_table(args.out, lines, {"rows": rows, "comparisons": changes, "pair_overlap": shared})
     return 0
