@@ -11,7 +11,12 @@ of a fixed split of the pairs (:func:`in_training_half`, a hash of the pair, so 
 does not depend on the corpus). The probe's items whose pair is in the other half are then pairs the model
 never saw in a negation-meaning row: the figures on those items measure what carries over to new pairs.
 
-:func:`register` adds the source to the recipe mix registry, so that a lab recipe YAML can name it
+``negation_meaning_lexical_pairs`` keeps the rows of the quadruples whose pair is two words, not one word and
+its prefixed form (:func:`is_prefixed_pair`: "able"/"unable", "possible"/"impossible"). 1,239 of the 1,966
+quadruples of the first 150,000 lines are prefixed; on those, "X is not A" and the antonym "X is unA" share the
+word's stem, and the rows can teach that a negation matches the sentence that repeats its word with a prefix.
+
+:func:`register` adds the sources to the recipe mix registry, so that a lab recipe YAML can name them
 (``select_dev.py`` calls it).
 """
 
@@ -24,8 +29,11 @@ from typing import Any
 from st_debias.data.text import words
 from st_debias.recipes.mix_sources import MixSource, SourceRows, meaning_rows, negation_meaning_quadruples
 
-#: The source's name in ``data.mix``.
+#: The sources' names in ``data.mix``.
 SOURCE = "negation_meaning_half_pairs"
+LEXICAL_SOURCE = "negation_meaning_lexical_pairs"
+#: The prefixes that make an adjective's antonym from the adjective itself.
+NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir")
 
 
 def antonym_pair(affirmative: str, antonym: str) -> tuple[str, str]:
@@ -46,6 +54,12 @@ def in_training_half(pair: tuple[str, str]) -> bool:
     return hashlib.md5("|".join(pair).encode()).digest()[0] % 2 == 0
 
 
+def is_prefixed_pair(pair: tuple[str, str]) -> bool:
+    """Whether one word of ``pair`` is the other with a negative prefix ("able"/"unable")."""
+    first, second = pair
+    return any(b == prefix + a for a, b in ((first, second), (second, first)) for prefix in NEGATIVE_PREFIXES)
+
+
 def half_pair_rows(
     *, data_dir: str | os.PathLike[str] | None = None, sentences: list[str] | None = None, cache_dir: Any = None
 ) -> SourceRows:
@@ -61,9 +75,25 @@ def half_pair_rows(
     return meaning_rows(kept), {**described, "kept_quadruples": len(kept), "kept_pairs": len(pairs)}
 
 
+def lexical_pair_rows(
+    *, data_dir: str | os.PathLike[str] | None = None, sentences: list[str] | None = None, cache_dir: Any = None
+) -> SourceRows:
+    """The library's negation-meaning rows of the quadruples of ``sentences`` whose antonym pair is not prefixed
+    (module docstring).
+
+    Raises:
+        ValueError: no corpus sentences.
+    """
+    quadruples, described = negation_meaning_quadruples(sentences, cache_dir)
+    kept = [quadruple for quadruple in quadruples if not is_prefixed_pair(antonym_pair(quadruple[0], quadruple[2]))]
+    pairs = {antonym_pair(quadruple[0], quadruple[2]) for quadruple in kept}
+    return meaning_rows(kept), {**described, "kept_quadruples": len(kept), "kept_pairs": len(pairs)}
+
+
 def register() -> None:
-    """Add ``negation_meaning_half_pairs`` to the recipe mix registry (for lab recipes; the library's docs list only
-    its own sources)."""
+    """Add ``negation_meaning_half_pairs`` and ``negation_meaning_lexical_pairs`` to the recipe mix registry (for
+    lab recipes; the library's docs list only its own sources)."""
     from st_debias.recipes import mix_sources
 
     mix_sources.MIX_SOURCES.setdefault(SOURCE, MixSource(half_pair_rows, reads_corpus=True))
+    mix_sources.MIX_SOURCES.setdefault(LEXICAL_SOURCE, MixSource(lexical_pair_rows, reads_corpus=True))

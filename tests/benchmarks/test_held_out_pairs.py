@@ -1,5 +1,5 @@
-"""The lab mix source ``negation_meaning_half_pairs`` (benchmarks/selection/held_out_pairs.py) on real corpus
-sentences, and the paired comparison of ``benchmarks/recipe_v6/probe_cosines.py``."""
+"""The lab mix sources ``negation_meaning_half_pairs`` and ``negation_meaning_lexical_pairs``
+(benchmarks/selection/held_out_pairs.py) on real corpus sentences, and the paired comparison of ``benchmarks/recipe_v6/probe_cosines.py``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,16 @@ import pytest
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS / "selection"))
 sys.path.insert(0, str(BENCHMARKS / "recipe_v6"))
-from held_out_pairs import SOURCE, antonym_pair, half_pair_rows, in_training_half, register  # noqa: E402
+from held_out_pairs import (  # noqa: E402
+    LEXICAL_SOURCE,
+    SOURCE,
+    antonym_pair,
+    half_pair_rows,
+    in_training_half,
+    is_prefixed_pair,
+    lexical_pair_rows,
+    register,
+)
 from probe_cosines import paired_change  # noqa: E402
 
 from st_debias.data.lexicon import safe_antonym  # noqa: E402
@@ -44,9 +53,30 @@ def test_rows_keep_the_training_half_of_the_pairs_only(tmp_path) -> None:
     assert half_pair_rows(sentences=sentences, cache_dir=tmp_path)[0] == rows
 
 
-def test_the_source_is_named_through_the_registry() -> None:
+def test_a_prefixed_pair_is_a_word_and_its_negative_prefix_form() -> None:
+    assert is_prefixed_pair(("able", "unable")) and is_prefixed_pair(("impossible", "possible"))
+    assert is_prefixed_pair(("illegal", "legal")) and is_prefixed_pair(("irrelevant", "relevant"))
+    assert not is_prefixed_pair(("narrow", "wide")) and not is_prefixed_pair(("common", "rare"))
+    # A shared start is not a prefix: "in" + "active" is "inactive", but "invisible" is not "in" + "visual".
+    assert not is_prefixed_pair(("invisible", "visual"))
+
+
+def test_lexical_rows_drop_the_prefixed_pairs_only(tmp_path) -> None:
+    sentences = first_sentences(6000)
+    rows, described = lexical_pair_rows(sentences=sentences, cache_dir=tmp_path)
+    quadruples, _ = library_quadruples(sentences, tmp_path)
+    prefixed = [is_prefixed_pair(antonym_pair(a, b)) for a, _, b, _ in quadruples]
+    # Real sentences hold both kinds, so the filter drops something and keeps something.
+    assert 0 < sum(prefixed) < len(quadruples)
+    kept = [quadruple for quadruple, drop in zip(quadruples, prefixed, strict=True) if not drop]
+    assert rows == meaning_rows(kept) and described["kept_quadruples"] == len(kept)
+    assert lexical_pair_rows(sentences=sentences, cache_dir=tmp_path)[0] == rows
+
+
+def test_the_sources_are_named_through_the_registry() -> None:
     register()
     assert MIX_SOURCES[SOURCE].rows is half_pair_rows and MIX_SOURCES[SOURCE].reads_corpus
+    assert MIX_SOURCES[LEXICAL_SOURCE].rows is lexical_pair_rows and MIX_SOURCES[LEXICAL_SOURCE].reads_corpus
 
 
 def test_the_paired_change_counts_items_and_brackets_the_change() -> None:
