@@ -12,12 +12,17 @@ paraphrase "B" or toward "A"; the mean of each cosine (and of cos(not A, not B),
 The start model is scored first. Each folder is loaded as ``select_dev.py`` scores it (a trainer checkpoint at its
 run's length). Writes the table (``--out``) and the same rows, stamped, next to it as JSON.
 
-``--compare I:J`` (rows numbered from 0, the start model) adds a paired comparison of the two models on the same
+``--reference FOLDER`` scores another start model (a plain sentence-transformers folder, e.g. all-mpnet-base-v2 from
+``../mpnet/fetch_mpnet.py``) after the start model. ``--compare I:J`` (rows numbered from 0, the start model, then
+the references and the folders in order) adds a paired comparison of the two models on the same
 items: for (i) and for (ii), how many items it gains and loses from I to J, the exact McNemar p-value of that
 split and a 95 % paired bootstrap interval of the change, and the same interval for the change in the mean of
 cos(not A, B) − cos(not A, A). ``--pair-halves`` adds
 (i) and (ii) on the items whose antonym pair is in the training half of ``negation_meaning_half_pairs``
-(``../selection/held_out_pairs.py``) and on the others, whose pairs such a run never trained on.
+(``../selection/held_out_pairs.py``) and on the others, whose pairs such a run never trained on. ``--pair-kinds``
+adds (i), (ii) and the mean gap on the items whose antonym is the word with a negative prefix ("able"/"unable")
+and on those whose antonym is another word ("common"/"rare"; ``NegationMeaningItems.prefixed_antonyms``), and
+splits the comparisons the same way.
 ``--rows-from-lines N`` counts the probe's items whose antonym pair is also in the negation-meaning rows built from
 the first N corpus lines (a run of B batches of 64 rows builds them from its first 128·B lines), and splits each
 model's change from the start model by how many of those rows' quadruples use the item's pair.
@@ -68,7 +73,7 @@ def paired_change(before: np.ndarray, after: np.ndarray) -> dict:
     }
 
 
-def probe_row(label: str, model, halves: np.ndarray | None = None) -> dict:
+def probe_row(label: str, model, halves: np.ndarray | None = None, prefixed: np.ndarray | None = None) -> dict:
     from st_debias.evaluation import EmbeddingCache, load_negation_meaning_items, negation_meaning_probe
 
     cache, items = EmbeddingCache(model), load_negation_meaning_items()
@@ -80,6 +85,11 @@ def probe_row(label: str, model, halves: np.ndarray | None = None) -> dict:
         for name, mask in (("seen", halves), ("held_out", ~halves)):
             by_half[f"i_{name}"] = float((first[mask] > 0).mean())
             by_half[f"ii_{name}"] = float((second[mask] > 0).mean())
+    if prefixed is not None:
+        for name, mask in (("prefixed", prefixed), ("other_word", ~prefixed)):
+            by_half[f"i_{name}"] = float((first[mask] > 0).mean())
+            by_half[f"ii_{name}"] = float((second[mask] > 0).mean())
+            by_half[f"gap_i_{name}"] = float(first[mask].mean())
     return {
         "model": label,
         "items": probe["items"],
@@ -139,10 +149,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("folders", nargs="+", type=Path, help="trained model folders (a run's model/ or a checkpoint)")
     parser.add_argument("--out", type=Path, required=True, help="the Markdown table to write (.md)")
     parser.add_argument(
+        "--reference", action="append", default=[], type=Path, metavar="FOLDER",
+        help="a plain sentence-transformers folder (another start model) scored after the start model; repeatable",
+    )
+    parser.add_argument(
         "--compare", action="append", default=[], metavar="I:J",
         help="a paired comparison of rows I and J (0 = the start model, then the folders in order); repeatable",
     )
     parser.add_argument("--pair-halves", action="store_true", help="(i) and (ii) on each half of the antonym pairs")
+    parser.add_argument(
+        "--pair-kinds", action="store_true",
+        help="(i) and (ii) on the items whose antonym is the word with a prefix (able/unable) and on the others",
+    )
     parser.add_argument(
         "--rows-from-lines", type=int, default=0, metavar="N",
         help="count the probe items whose antonym pair the negation-meaning rows of the first N corpus lines use",
@@ -151,12 +169,12 @@ def main(argv: list[str] | None = None) -> int:
     comparisons = []
     for text in args.compare:
         first, _, second = text.partition(":")
-        if not (first.isdigit() and second.isdigit()) or max(int(first), int(second)) > len(args.folders):
-            parser.error(f"--compare {text}: expected I:J with rows 0–{len(args.folders)}")
+        if not (first.isdigit() and second.isdigit()) or max(int(first), int(second)) > len(args.reference) + len(args.folders):
+            parser.error(f"--compare {text}: expected I:J with rows 0–{len(args.reference) + len(args.folders)}")
         comparisons.append((int(first), int(second)))
     if args.rows_from_lines < 0:
         parser.error(f"--rows-from-lines must be >= 0, got {args.rows_from_lines}")
-    for folder in args.folders:
+    for folder in [*args.reference, *args.folders]:
         if not (folder / "config.json").is_file() and not (folder / "modules.json").is_file():
             parser.error(f"{folder}: not a model folder (no modules.json or config.json)")
     if args.out.suffix != ".md":
@@ -170,11 +188,19 @@ def main(argv: list[str] | None = None) -> int:
     register()  # a lab recipe in a model folder may name the lab loss
     print("[probe_cosines] scoring the start model", flush=True)
     halves = training_half_items() if args.pair_halves else None
-    rows = [probe_row("start", load_model(None), halves)]
+    prefixed = None
+    if args.pair_kinds:
+        from st_debias.evaluation import load_negation_meaning_items
+
+        prefixed = np.array(load_negation_meaning_items().prefixed_antonyms())
+    rows = [probe_row("start", load_model(None), halves, prefixed)]
+    for folder in args.reference:
+        print(f"[probe_cosines] scoring {folder.name}", flush=True)
+        rows.append(probe_row(folder.name, load_model(folder), halves, prefixed))
     for folder in args.folders:
         label = f"{folder.parents[1].name}/{folder.parent.name}" if folder.name == "model" else f"{folder.parents[2].name}/{folder.parents[1].name}/{folder.name}"
         print(f"[probe_cosines] scoring {label}", flush=True)
-        rows.append(probe_row(label, load_trained(folder)[0], halves))
+        rows.append(probe_row(label, load_trained(folder)[0], halves, prefixed))
     gaps = [row.pop("_gaps") for row in rows]
     lines = [
         f"Negation-meaning probe, {rows[0]['items']} items: (i), (ii), (iii) and the mean cosine of \"not A\" to each candidate.",
@@ -199,6 +225,21 @@ def main(argv: list[str] | None = None) -> int:
             *(
                 f"| {row['model']} | {row['i_seen']:.3f} | {row['i_held_out']:.3f} | {row['ii_seen']:.3f} | "
                 f"{row['ii_held_out']:.3f} |"
+                for row in rows
+            ),
+        ]
+    if prefixed is not None:
+        lines += [
+            "",
+            f"On the {int(prefixed.sum())} items whose antonym is the word with a negative prefix (\"able\"/\"unable\") and "
+            f"the {int((~prefixed).sum())} whose antonym is another word (\"common\"/\"rare\"), with the mean gap "
+            "cos(not A, B) − cos(not A, A):",
+            "",
+            "| model | (i) prefixed ↑ | (i) other word ↑ | gap prefixed ↑ | gap other word ↑ | (ii) prefixed ↑ | (ii) other word ↑ |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+            *(
+                f"| {row['model']} | {row['i_prefixed']:.3f} | {row['i_other_word']:.3f} | {row['gap_i_prefixed']:+.4f} | "
+                f"{row['gap_i_other_word']:+.4f} | {row['ii_prefixed']:.3f} | {row['ii_other_word']:.3f} |"
                 for row in rows
             ),
         ]
@@ -237,6 +278,8 @@ def main(argv: list[str] | None = None) -> int:
     subsets = {"all": np.ones(len(gaps[0][0]), dtype=bool)}
     if halves is not None:
         subsets |= {"seen": halves, "held_out": ~halves}
+    if prefixed is not None:
+        subsets |= {"prefixed": prefixed, "other_word": ~prefixed}
     changes = []
     for first, second in comparisons:
         change = {"from": rows[first]["model"], "to": rows[second]["model"]}

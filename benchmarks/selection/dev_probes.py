@@ -7,7 +7,8 @@
   lines 190,001–191,000 (the reported probe uses other lines).
 * ``negation_meaning``: the library's negation-meaning probe (Wikipedia lines 150,001–180,000, which no
   recipe of up to 1,000 steps trains on): (i) ``nm_over_affirmative``, (ii) ``nm_over_negated_antonym``
-  and (iii) ``nm_polarity_cluster``.
+  and (iii) ``nm_polarity_cluster``; (i) and (ii) again on each antonym kind (``nm_over_affirmative_prefixed``,
+  ``..._other_word``, the same for (ii); the probe's ``by_antonym_kind``).
 
 The rows are built once and cached as JSON under ``benchmarks/selection/results/`` (committed, so every
 variant is scored on the same pairs). ``select_dev.py`` imports this module; run it alone to (re)build the rows:
@@ -101,6 +102,9 @@ def dev_probe_scores(cache) -> dict[str, float]:
     out["nm_over_affirmative"] = meaning["paraphrase_over_affirmative"]
     out["nm_over_negated_antonym"] = meaning["paraphrase_over_negated_antonym"]
     out["nm_polarity_cluster"] = meaning["polarity_cluster"]
+    for kind, figures in meaning["by_antonym_kind"].items():  # prefixed ("able"/"unable") and other-word antonyms
+        out[f"nm_over_affirmative_{kind}"] = figures["paraphrase_over_affirmative"]
+        out[f"nm_over_negated_antonym_{kind}"] = figures["paraphrase_over_negated_antonym"]
     return out
 
 

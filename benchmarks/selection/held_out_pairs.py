@@ -12,9 +12,10 @@ does not depend on the corpus). The probe's items whose pair is in the other hal
 never saw in a negation-meaning row: the figures on those items measure what carries over to new pairs.
 
 ``negation_meaning_lexical_pairs`` keeps the rows of the quadruples whose pair is two words, not one word and
-its prefixed form (:func:`is_prefixed_pair`: "able"/"unable", "possible"/"impossible"). 1,239 of the 1,966
-quadruples of the first 150,000 lines are prefixed; on those, "X is not A" and the antonym "X is unA" share the
-word's stem, and the rows can teach that a negation matches the sentence that repeats its word with a prefix.
+its prefixed form ("able"/"unable", "possible"/"impossible"; :func:`st_debias.data.lexicon.is_prefixed_antonym`).
+1,239 of the 1,966 quadruples of the first 150,000 lines are prefixed; on those, "X is not A" and the antonym
+"X is unA" share the word's stem, and the rows can teach that a negation matches the sentence that repeats its
+word with a prefix.
 
 :func:`register` adds the sources to the recipe mix registry, so that a lab recipe YAML can name them
 (``select_dev.py`` calls it).
@@ -26,14 +27,13 @@ import hashlib
 import os
 from typing import Any
 
-from st_debias.data.text import words
+from st_debias.data.lexicon import is_prefixed_antonym
+from st_debias.data.text import swapped_words
 from st_debias.recipes.mix_sources import MixSource, SourceRows, meaning_rows, negation_meaning_quadruples
 
 #: The sources' names in ``data.mix``.
 SOURCE = "negation_meaning_half_pairs"
 LEXICAL_SOURCE = "negation_meaning_lexical_pairs"
-#: The prefixes that make an adjective's antonym from the adjective itself.
-NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir")
 
 
 def antonym_pair(affirmative: str, antonym: str) -> tuple[str, str]:
@@ -42,22 +42,13 @@ def antonym_pair(affirmative: str, antonym: str) -> tuple[str, str]:
     Raises:
         ValueError: the two sentences differ in more or fewer than one word.
     """
-    changed = [(x, y) for x, y in zip(words(affirmative), words(antonym), strict=False) if x != y]
-    if len(changed) != 1 or len(words(affirmative)) != len(words(antonym)):
-        raise ValueError(f"Not one swapped word: {affirmative!r} / {antonym!r}")
-    first, second = sorted(changed[0])
+    first, second = sorted(swapped_words(affirmative, antonym))
     return first, second
 
 
 def in_training_half(pair: tuple[str, str]) -> bool:
     """Whether ``pair`` is in the training half of the split: the first byte of the MD5 of "A|B" is even."""
     return hashlib.md5("|".join(pair).encode()).digest()[0] % 2 == 0
-
-
-def is_prefixed_pair(pair: tuple[str, str]) -> bool:
-    """Whether one word of ``pair`` is the other with a negative prefix ("able"/"unable")."""
-    first, second = pair
-    return any(b == prefix + a for a, b in ((first, second), (second, first)) for prefix in NEGATIVE_PREFIXES)
 
 
 def half_pair_rows(
@@ -85,7 +76,7 @@ def lexical_pair_rows(
         ValueError: no corpus sentences.
     """
     quadruples, described = negation_meaning_quadruples(sentences, cache_dir)
-    kept = [quadruple for quadruple in quadruples if not is_prefixed_pair(antonym_pair(quadruple[0], quadruple[2]))]
+    kept = [quadruple for quadruple in quadruples if not is_prefixed_antonym(*antonym_pair(quadruple[0], quadruple[2]))]
     pairs = {antonym_pair(quadruple[0], quadruple[2]) for quadruple in kept}
     return meaning_rows(kept), {**described, "kept_quadruples": len(kept), "kept_pairs": len(pairs)}
 

@@ -151,6 +151,18 @@ SAFE_ANTONYMS: dict[str, str] = {
 }
 
 
+#: The prefixes that make an adjective's antonym from the adjective itself ("able"/"unable").
+NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir")
+
+
+def is_prefixed_antonym(word: str, antonym: str) -> bool:
+    """Whether one of the two words is the other with a negative prefix ("able"/"unable", "legal"/"illegal"),
+    rather than another word ("large"/"small"). A negation and a prefixed antonym share the word's stem, so a
+    model can match "is not able" to "is unable" by its surface alone."""
+    first, second = word.lower(), antonym.lower()
+    return any(b == prefix + a for a, b in ((first, second), (second, first)) for prefix in NEGATIVE_PREFIXES)
+
+
 def safe_antonym(word: str) -> str | None:
     """The antonym of a gradable adjective whose negation keeps the meaning (curated pairs), or None.
 

@@ -21,6 +21,20 @@ def word_key(text: str) -> str:
     return " ".join(words(text))
 
 
+def swapped_words(first: str, second: str) -> tuple[str, str]:
+    """The one word in which two texts of the same words otherwise differ, as (word of ``first``, word of
+    ``second``), lower-cased: ``("The road is narrow.", "The road is wide.")`` gives ``("narrow", "wide")``.
+
+    Raises:
+        ValueError: the texts differ in their word count, or in more or fewer than one word.
+    """
+    left, right = words(first), words(second)
+    changed = [(x, y) for x, y in zip(left, right, strict=False) if x != y]
+    if len(left) != len(right) or len(changed) != 1:
+        raise ValueError(f"Not one swapped word: {first!r} / {second!r}")
+    return changed[0]
+
+
 def is_ascii_integer(text: str) -> bool:
     """Whether ``text`` is written in the digits 0–9 only, so that ``int(text)`` reads it. ``str.isdigit``
     is not enough: it accepts superscripts ("10¹²", Wikipedia line 95,150), which ``int`` rejects."""

@@ -302,20 +302,33 @@ def negation_meaning_probe(cache: EmbeddingCache, items: NegationMeaningItems) -
         ``paraphrase_over_negated_antonym`` (ii): share with cos(not A, B) > cos(not A, not B) (higher is
         better for both); ``polarity_cluster`` (iii): mean cosine between the negated sentences of
         different items minus the same for the affirmative sentences (lower is better; > 0 means negated
-        sentences move toward each other whatever they say), with its two terms; and the mean of each
-        cosine compared.
+        sentences move toward each other whatever they say), with its two terms; the mean of each
+        cosine compared; and ``by_antonym_kind``: ``items``, (i) and (ii) on the items whose antonym is the
+        adjective with a negative prefix (``prefixed``: "able"/"unable", where "not A" and "B" share the
+        stem) and on those whose antonym is another word (``other_word``: "large"/"small"), each kind present.
     """
     if len(items) < 2:
         raise ValueError("negation_meaning_probe needs at least two items")
     to_paraphrase = cache.cosine(items.negated, items.antonym)
     to_affirmative = cache.cosine(items.negated, items.affirmative)
     to_negated_antonym = cache.cosine(items.negated, items.negated_antonym)
+    over_affirmative, over_negated_antonym = to_paraphrase > to_affirmative, to_paraphrase > to_negated_antonym
+    prefixed = np.asarray(items.prefixed_antonyms(), dtype=bool)
+    by_kind = {
+        kind: {
+            "items": int(mask.sum()),
+            "paraphrase_over_affirmative": float(over_affirmative[mask].mean()),
+            "paraphrase_over_negated_antonym": float(over_negated_antonym[mask].mean()),
+        }
+        for kind, mask in (("prefixed", prefixed), ("other_word", ~prefixed))
+        if mask.any()
+    }
     negated_mean = mean_offdiagonal_cosine(cache.embed(items.negated).astype(np.float64))
     affirmative_mean = mean_offdiagonal_cosine(cache.embed(items.affirmative).astype(np.float64))
     return {
         "items": len(items),
-        "paraphrase_over_affirmative": float((to_paraphrase > to_affirmative).mean()),
-        "paraphrase_over_negated_antonym": float((to_paraphrase > to_negated_antonym).mean()),
+        "paraphrase_over_affirmative": float(over_affirmative.mean()),
+        "paraphrase_over_negated_antonym": float(over_negated_antonym.mean()),
         "polarity_cluster": negated_mean - affirmative_mean,
         "negated_pairs_mean_cosine": negated_mean,
         "affirmative_pairs_mean_cosine": affirmative_mean,
@@ -324,6 +337,7 @@ def negation_meaning_probe(cache: EmbeddingCache, items: NegationMeaningItems) -
             "negated_to_affirmative": float(to_affirmative.mean()),
             "negated_to_negated_antonym": float(to_negated_antonym.mean()),
         },
+        "by_antonym_kind": by_kind,
     }
 
 

@@ -210,6 +210,18 @@ class NegationMeaningItems:
         """Every sentence of every item (for one batched encode)."""
         return [*self.affirmative, *self.negated, *self.antonym, *self.negated_antonym]
 
+    def prefixed_antonyms(self) -> list[bool]:
+        """Per item, whether B's adjective is A's with a negative prefix ("able"/"unable") rather than another
+        word ("large"/"small"; :func:`~st_debias.data.lexicon.is_prefixed_antonym`).
+
+        Raises:
+            ValueError: an item whose "X is A" and "X is B" differ in more or fewer than one word.
+        """
+        from st_debias.data.lexicon import is_prefixed_antonym
+        from st_debias.data.text import swapped_words
+
+        return [is_prefixed_antonym(*swapped_words(a, b)) for a, b in zip(self.affirmative, self.antonym, strict=True)]
+
     def describe(self) -> dict[str, Any]:
         """JSON-ready provenance: file, lines scanned, items kept and sentences declined by reason."""
         return {

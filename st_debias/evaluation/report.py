@@ -121,6 +121,13 @@ def compare_table(results: list[dict[str, Any]]) -> str:
             ("polarity_cluster", "negation meaning (iii): polarity cluster ↓", 3),
         ):
             row(title, [m.get(key) if m else None for m in meaning], digits)
+        # (i) and (ii) by antonym kind: a gain on prefixed antonyms alone can be "not A" matched to "unA" by its stem.
+        for kind, example in (("prefixed", "able/unable"), ("other_word", "large/small")):
+            kinds = [(m or {}).get("by_antonym_kind", {}).get(kind) for m in meaning]
+            if any(kinds):
+                for key, figure in (("paraphrase_over_affirmative", "i"), ("paraphrase_over_negated_antonym", "ii")):
+                    values = [k.get(key) if k else None for k in kinds]
+                    row(f"negation meaning ({figure}), antonyms like {example} ↑", values, 3)
     au = [r.get("bias", {}).get("alignment_uniformity") for r in results]
     if any(au):
         row("alignment ↓", [a.get("alignment") if a else None for a in au], 3)

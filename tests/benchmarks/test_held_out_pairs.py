@@ -18,13 +18,12 @@ from held_out_pairs import (  # noqa: E402
     antonym_pair,
     half_pair_rows,
     in_training_half,
-    is_prefixed_pair,
     lexical_pair_rows,
     register,
 )
 from probe_cosines import paired_change  # noqa: E402
 
-from st_debias.data.lexicon import safe_antonym  # noqa: E402
+from st_debias.data.lexicon import is_prefixed_antonym, safe_antonym  # noqa: E402
 from st_debias.recipes.mix_sources import MIX_SOURCES, meaning_rows  # noqa: E402
 from st_debias.recipes.mix_sources import negation_meaning_quadruples as library_quadruples  # noqa: E402
 from tests.conftest import first_sentences  # noqa: E402
@@ -53,19 +52,11 @@ def test_rows_keep_the_training_half_of_the_pairs_only(tmp_path) -> None:
     assert half_pair_rows(sentences=sentences, cache_dir=tmp_path)[0] == rows
 
 
-def test_a_prefixed_pair_is_a_word_and_its_negative_prefix_form() -> None:
-    assert is_prefixed_pair(("able", "unable")) and is_prefixed_pair(("impossible", "possible"))
-    assert is_prefixed_pair(("illegal", "legal")) and is_prefixed_pair(("irrelevant", "relevant"))
-    assert not is_prefixed_pair(("narrow", "wide")) and not is_prefixed_pair(("common", "rare"))
-    # A shared start is not a prefix: "in" + "active" is "inactive", but "invisible" is not "in" + "visual".
-    assert not is_prefixed_pair(("invisible", "visual"))
-
-
 def test_lexical_rows_drop_the_prefixed_pairs_only(tmp_path) -> None:
     sentences = first_sentences(6000)
     rows, described = lexical_pair_rows(sentences=sentences, cache_dir=tmp_path)
     quadruples, _ = library_quadruples(sentences, tmp_path)
-    prefixed = [is_prefixed_pair(antonym_pair(a, b)) for a, _, b, _ in quadruples]
+    prefixed = [is_prefixed_antonym(*antonym_pair(a, b)) for a, _, b, _ in quadruples]
     # Real sentences hold both kinds, so the filter drops something and keeps something.
     assert 0 < sum(prefixed) < len(quadruples)
     kept = [quadruple for quadruple, drop in zip(quadruples, prefixed, strict=True) if not drop]

@@ -1,10 +1,22 @@
-"""Word-level metrics against hand-computed cases."""
+"""Word-level helpers against hand-computed cases."""
 
 from __future__ import annotations
 
 import pytest
 
-from st_debias.data.text import is_ascii_integer, lexical_overlap, match_error_rate
+from st_debias.data.text import is_ascii_integer, lexical_overlap, match_error_rate, swapped_words
+
+
+def test_swapped_words_is_the_one_differing_word_in_order() -> None:
+    assert swapped_words("The road is narrow.", "The road is WIDE.") == ("narrow", "wide")
+    assert swapped_words("The road is wide.", "the road is narrow") == ("wide", "narrow")
+    for first, second in (
+        ("The road is narrow.", "The street is wide."),  # two words differ
+        ("The road is narrow.", "The road is narrow."),  # none differs
+        ("The road is narrow.", "The road is not wide."),  # not the same length
+    ):
+        with pytest.raises(ValueError, match="Not one swapped word"):
+            swapped_words(first, second)
 
 
 @pytest.mark.parametrize(

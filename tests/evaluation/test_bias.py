@@ -266,10 +266,36 @@ def test_negation_meaning_probe_against_a_float64_reference():
     assert out["paraphrase_over_negated_antonym"] == pytest.approx(second)
     assert out["polarity_cluster"] == pytest.approx(negated - affirmative, abs=1e-5)
     assert out["negated_pairs_mean_cosine"] == pytest.approx(negated, abs=1e-5)
+    assert set(out["by_antonym_kind"]) == {"other_word"}  # "a0"/"b0": no prefix
     x = np.asarray([table[r[0]] for r in rows])
     assert mean_offdiagonal_cosine(x) == pytest.approx(affirmative, abs=1e-12)
     with pytest.raises(ValueError):
         mean_offdiagonal_cosine(x[:1])
+
+
+def test_negation_meaning_probe_by_antonym_kind_against_a_float64_reference():
+    """(i) and (ii) on the prefixed items ("able"/"unable") and on the others, each from its definition."""
+    from st_debias.evaluation.bias import negation_meaning_probe
+    from tests.evaluation.conftest import FakeEncoder
+
+    rng = np.random.default_rng(5)
+    words = [("able", "unable"), ("legal", "illegal"), ("large", "small"), ("possible", "impossible"), ("high", "low"),
+             ("deep", "shallow"), ("known", "unknown")]
+    rows = [(f"it{i} is {a}", f"it{i} is not {a}", f"it{i} is {b}", f"it{i} is not {b}") for i, (a, b) in enumerate(words)]
+    table = {text: rng.normal(size=5).tolist() for row in rows for text in row}
+    out = negation_meaning_probe(EmbeddingCache(FakeEncoder(table)), _items(rows))
+
+    def cos(x, y):
+        u, v = np.asarray(table[x], dtype=np.float64), np.asarray(table[y], dtype=np.float64)
+        return float(u @ v / np.linalg.norm(u) / np.linalg.norm(v))
+
+    for kind, indices in (("prefixed", [0, 1, 3, 6]), ("other_word", [2, 4, 5])):
+        chosen = [rows[i] for i in indices]
+        assert out["by_antonym_kind"][kind] == {
+            "items": len(indices),
+            "paraphrase_over_affirmative": pytest.approx(np.mean([cos(na, b) > cos(na, a) for a, na, b, _ in chosen])),
+            "paraphrase_over_negated_antonym": pytest.approx(np.mean([cos(na, b) > cos(na, nb) for _, na, b, nb in chosen])),
+        }
 
 
 def test_negation_meaning_probe_tells_meaning_from_the_not_feature():

@@ -122,6 +122,12 @@ def test_negation_meaning_items_on_real_sentences_claim_their_polarity(shared_da
         assert not_a != a and not_b != b
     again = load_negation_meaning_items(shared_data, lines=(start, start + 4000), negator=Negator())
     assert again.negated == items.negated and again.negated_antonym == items.negated_antonym
+    # Both antonym kinds occur in real items, and each item's kind is its swapped word's.
+    prefixed = items.prefixed_antonyms()
+    assert 0 < sum(prefixed) < len(items)
+    for k, is_prefixed in enumerate(prefixed):
+        word, antonym = next((x, y) for x, y in zip(words(items.affirmative[k]), words(items.antonym[k])) if x != y)
+        assert is_prefixed == (antonym.endswith(word) or word.endswith(antonym)), (word, antonym)
 
 
 def test_negation_meaning_items_refuse_a_bad_range_or_an_empty_one(tmp_path):

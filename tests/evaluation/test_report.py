@@ -241,3 +241,20 @@ def test_entries_without_subsets_are_left_out_and_the_first_with_them_is_the_bas
     lines = subset_table(results).splitlines()
     assert "Spearman base" not in lines[0] and "Spearman middle" in lines[0]
     assert lines[3] == "| STSBenchmark | main-captions | 625 | 90.00 | – | – | 0.500 | 0.600 | +0.100 |"
+
+
+def test_report_shows_negation_meaning_by_antonym_kind_and_reads_results_without_it(two_results):
+    first, second = two_results
+    first["bias"]["negation_meaning"] = {"paraphrase_over_affirmative": 0.55, "paraphrase_over_negated_antonym": 0.1,
+                                         "polarity_cluster": 0.05}  # written before the split existed
+    second["bias"]["negation_meaning"] = {
+        "paraphrase_over_affirmative": 0.6, "paraphrase_over_negated_antonym": 0.2, "polarity_cluster": 0.02,
+        "by_antonym_kind": {
+            "prefixed": {"items": 6, "paraphrase_over_affirmative": 0.75, "paraphrase_over_negated_antonym": 0.25},
+            "other_word": {"items": 4, "paraphrase_over_affirmative": 0.5, "paraphrase_over_negated_antonym": 0.0},
+        },
+    }
+    table = compare_table(two_results)
+    assert "| negation meaning (i): not A closer to B than to A ↑ | 0.550 | 0.600 | +0.050 |" in table
+    assert "| negation meaning (i), antonyms like able/unable ↑ | – | 0.750 |" in table
+    assert "| negation meaning (ii), antonyms like large/small ↑ | – | 0.000 |" in table
