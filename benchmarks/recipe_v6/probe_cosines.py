@@ -154,7 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--compare", action="append", default=[], metavar="I:J",
-        help="a paired comparison of rows I and J (0 = the start model, then the folders in order); repeatable",
+        help="a paired comparison of rows I and J (0 = the start model, then the references and the folders in "
+        "order); repeatable",
     )
     parser.add_argument("--pair-halves", action="store_true", help="(i) and (ii) on each half of the antonym pairs")
     parser.add_argument(
