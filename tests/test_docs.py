@@ -381,6 +381,12 @@ MAIN_JOB_ROWS = {
     "CANNOT negation cosine": ("negation mean cosine",),
     "word order": ("word order mean cosine",),
     "negation meaning": ("negation meaning (ii)", "negation meaning (iii)"),
+    "negation meaning, prefixed antonyms": (
+        "negation meaning (i), antonyms like able/unable", "negation meaning (ii), antonyms like able/unable",
+    ),
+    "negation meaning, other-word antonyms": (
+        "negation meaning (i), antonyms like large/small", "negation meaning (ii), antonyms like large/small",
+    ),
 }
 
 
