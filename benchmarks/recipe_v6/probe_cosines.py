@@ -85,10 +85,10 @@ def probe_row(label: str, model, halves: np.ndarray | None = None, prefixed: np.
         for name, mask in (("seen", halves), ("held_out", ~halves)):
             by_half[f"i_{name}"] = float((first[mask] > 0).mean())
             by_half[f"ii_{name}"] = float((second[mask] > 0).mean())
-    if prefixed is not None:
+    if prefixed is not None:  # (i) and (ii) by kind from the library's probe; the mean gap from the same mask
         for name, mask in (("prefixed", prefixed), ("other_word", ~prefixed)):
-            by_half[f"i_{name}"] = float((first[mask] > 0).mean())
-            by_half[f"ii_{name}"] = float((second[mask] > 0).mean())
+            by_half[f"i_{name}"] = probe["by_antonym_kind"][name]["paraphrase_over_affirmative"]
+            by_half[f"ii_{name}"] = probe["by_antonym_kind"][name]["paraphrase_over_negated_antonym"]
             by_half[f"gap_i_{name}"] = float(first[mask].mean())
     return {
         "model": label,
