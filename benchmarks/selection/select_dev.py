@@ -298,10 +298,12 @@ def main(argv: list[str] | None = None) -> int:
     import column_views
     import deshared_margin
     import held_out_pairs
+    import meaning_weight
 
     column_views.register()  # the lab losses a variant's YAML may name
     deshared_margin.register()
     cluster_cap.register()
+    meaning_weight.register()
     affirmative_negatives.register()  # and the lab mix sources
     held_out_pairs.register()
     check_inputs(parser, args)

@@ -234,12 +234,15 @@ class MarginNegationLoss(EmbeddingLoss):
         return combine_parts(parts, self.return_parts)
 
     def margin_term(self, anchor: Tensor, paraphrase: Tensor, negation: Tensor) -> Tensor:
-        """:math:`l_m`, unweighted: the mean over rows of the two-way hinge on s(anchor, paraphrase) −
-        s(anchor, negation)."""
+        """:math:`l_m`, unweighted: the mean over rows of :meth:`row_margins`."""
+        return self.row_margins(anchor, paraphrase, negation).mean()
+
+    def row_margins(self, anchor: Tensor, paraphrase: Tensor, negation: Tensor) -> Tensor:
+        """:math:`U_m^i` of each row: the two-way hinge on s(anchor, paraphrase) − s(anchor, negation)."""
         gap = core.rowwise_similarity(anchor, paraphrase, self.similarity_fct) - core.rowwise_similarity(
             anchor, negation, self.similarity_fct
         )
-        return (torch.relu(self.alpha - gap) + torch.relu(gap - self.beta)).mean()
+        return torch.relu(self.alpha - gap) + torch.relu(gap - self.beta)
 
     def get_config_dict(self) -> dict[str, Any]:
         return {

@@ -1,0 +1,114 @@
+"""An experimental margin that weighs the negation-meaning rows more than the minimal pairs.
+
+``MarginNegationLoss`` gives every row the same weight λ in its margin term. In the ``st-debias`` rows the
+negation-meaning rows ("X is not A", "X is B", "X is not B") are a fifth of the batch, and under the recall
+regulariser the model does not fit them where the antonym is another word ("not rare" / "common"): on its own
+training quadruples, the gap cos(not A, B) − cos(not A, not B) of those rows does not rise
+(``../recipe_v6/train_rows_fit.py``). Raising λ or the rows' share moves every row, or displaces minimal pairs.
+
+``MeaningWeightedMarginLoss`` multiplies the margin of those rows alone by ``meaning_weight`` (w):
+
+    L = l_c + λ · (1/N) Σ_i w_i · [max(s(a_i, n_i) − s(a_i, p_i) + α, 0) + max(s(a_i, p_i) − s(a_i, n_i) − β, 0)]
+
+with w_i = w for a row whose anchor and negation carry a negation word and whose paraphrase carries none (the
+shape of a negation-meaning row; none of 64,000 built minimal pairs has it), else 1. The rows are told apart from
+their token ids, decoded with the model's tokenizer. Everything else is ``MarginNegationLoss``.
+
+:func:`register` adds the class to the recipe loss registry, so that a lab recipe YAML can name it
+(``select_dev.py`` calls it).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import torch
+from torch import Tensor
+
+from st_debias import core
+from st_debias.data.negation.negator import negation_count
+from st_debias.losses import MarginNegationLoss
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+_CONTRACTION = re.compile(r"n ' t\b")
+
+
+def is_meaning_row(anchor: str, paraphrase: str, negation: str) -> bool:
+    """Whether a row has the negation-meaning shape: a negated anchor, an affirmative paraphrase, a negated
+    negation."""
+    return bool(negation_count(anchor)) and not negation_count(paraphrase) and bool(negation_count(negation))
+
+
+def row_weights(rows: Iterable[Sequence[str]], meaning_weight: float) -> list[float]:
+    """``meaning_weight`` for each (anchor, paraphrase, negation) of the negation-meaning shape, else 1."""
+    return [meaning_weight if is_meaning_row(*row) else 1.0 for row in rows]
+
+
+class MeaningWeightedMarginLoss(MarginNegationLoss):
+    def __init__(
+        self,
+        model: SentenceTransformer | None,
+        meaning_weight: float = 1.0,
+        alpha: float = 0.05,
+        beta: float = 0.2,
+        margin_weight: float = 1e-3,
+        contrastive: str | None = "dropout",
+        scale: float = 20.0,
+        return_parts: bool = False,
+        dropout_columns: Sequence[str] = ("anchor",),
+        contrastive_weight: float = 1.0,
+    ) -> None:
+        """``MarginNegationLoss`` (the same arguments) whose margin weighs the negation-meaning rows
+        ``meaning_weight`` times the others (module docstring); 1 gives ``MarginNegationLoss`` back.
+
+        :meth:`compute_loss_from_embeddings` takes the row weights as ``labels`` (a tensor of one weight per row;
+        None: all 1); :meth:`forward` makes them from the rows' texts.
+        """
+        super().__init__(
+            model, alpha=alpha, beta=beta, margin_weight=margin_weight, contrastive=contrastive, scale=scale,
+            return_parts=return_parts, dropout_columns=dropout_columns, contrastive_weight=contrastive_weight,
+        )
+        core.check_non_negative(meaning_weight, "meaning_weight", "MeaningWeightedMarginLoss")
+        self.meaning_weight = float(meaning_weight)
+
+    def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> Any:
+        features = list(sentence_features)
+        if self.model is None:
+            raise ValueError("MeaningWeightedMarginLoss.forward needs the model (its tokenizer reads the rows).")
+        decode = self.model.tokenizer.batch_decode
+        # WordPiece decodes "isn't" as "isn ' t"; negation_count reads the contraction whole.
+        texts = [
+            [_CONTRACTION.sub("n't", text) for text in decode(column["input_ids"], skip_special_tokens=True)]
+            for column in features[:3]
+        ]
+        weights = torch.tensor(row_weights(zip(*texts, strict=True), self.meaning_weight))
+        return self.compute_loss_from_embeddings(self.embed(self.input_columns(features)), weights)
+
+    def compute_loss_from_embeddings(self, embeddings: list[Tensor], labels: Tensor | None = None) -> Any:
+        self._weights = labels
+        try:
+            return super().compute_loss_from_embeddings(embeddings)
+        finally:
+            self._weights = None
+
+    def margin_term(self, anchor: Tensor, paraphrase: Tensor, negation: Tensor) -> Tensor:
+        margins = self.row_margins(anchor, paraphrase, negation)
+        weights = getattr(self, "_weights", None)
+        if weights is None:
+            return margins.mean()
+        return (weights.to(device=margins.device, dtype=margins.dtype) * margins).mean()
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {**super().get_config_dict(), "meaning_weight": self.meaning_weight}
+
+
+def register() -> None:
+    """Add ``MeaningWeightedMarginLoss`` to the recipe loss registry (for lab recipes; the library's docs list only
+    its own losses)."""
+    from st_debias.recipes import losses
+
+    losses.LOSSES.setdefault("MeaningWeightedMarginLoss", __name__)
