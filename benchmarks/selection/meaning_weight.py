@@ -10,8 +10,9 @@ training quadruples, the gap cos(not A, B) − cos(not A, not B) of those rows d
 
     L = l_c + λ · (1/N) Σ_i w_i · [max(s(a_i, n_i) − s(a_i, p_i) + α, 0) + max(s(a_i, p_i) − s(a_i, n_i) − β, 0)]
 
-with w_i = w for a row whose anchor and negation carry a negation word and whose paraphrase carries none (the
-shape of a negation-meaning row; none of 64,000 built minimal pairs has it), else 1. The rows are told apart from
+with w_i = w for a row whose anchor carries a negation word and whose paraphrase carries none (the shape of the
+rows of the ``negation_meaning`` source and of the lab's ``negation_meaning_affirmative``; none of 64,000 built
+minimal pairs has it), else 1. The rows are told apart from
 their token ids, decoded with the model's tokenizer. Everything else is ``MarginNegationLoss``.
 
 :func:`register` adds the class to the recipe loss registry, so that a lab recipe YAML can name it
@@ -38,9 +39,9 @@ _CONTRACTION = re.compile(r"n ' t\b")
 
 
 def is_meaning_row(anchor: str, paraphrase: str, negation: str) -> bool:
-    """Whether a row has the negation-meaning shape: a negated anchor, an affirmative paraphrase, a negated
-    negation."""
-    return bool(negation_count(anchor)) and not negation_count(paraphrase) and bool(negation_count(negation))
+    """Whether a row has the negation-meaning shape: a negated anchor whose paraphrase carries no negation (its
+    negation, "X is not B" or "X is A", may be either)."""
+    return bool(negation_count(anchor)) and not negation_count(paraphrase)
 
 
 def row_weights(rows: Iterable[Sequence[str]], meaning_weight: float) -> list[float]:
