@@ -23,6 +23,8 @@ cos(not A, B) − cos(not A, A). ``--pair-halves`` adds
 adds (i), (ii) and the mean gap on the items whose antonym is the word with a negative prefix ("able"/"unable")
 and on those whose antonym is another word ("common"/"rare"; ``NegationMeaningItems.prefixed_antonyms``), and
 splits the comparisons the same way.
+``--items-from-lines N`` scores, in place of the probe's items, the quadruples of the negation-meaning rows built from
+the first N corpus lines (the rows a run trained on): whether a run fits its own rows.
 ``--rows-from-lines N`` counts the probe's items whose antonym pair is also in the negation-meaning rows built from
 the first N corpus lines (a run of B batches of 64 rows builds them from its first 128·B lines), and splits each
 model's change from the start model by how many of those rows' quadruples use the item's pair.
@@ -73,10 +75,12 @@ def paired_change(before: np.ndarray, after: np.ndarray) -> dict:
     }
 
 
-def probe_row(label: str, model, halves: np.ndarray | None = None, prefixed: np.ndarray | None = None) -> dict:
-    from st_debias.evaluation import EmbeddingCache, load_negation_meaning_items, negation_meaning_probe
+def probe_row(
+    label: str, model, items, halves: np.ndarray | None = None, prefixed: np.ndarray | None = None
+) -> dict:
+    from st_debias.evaluation import EmbeddingCache, negation_meaning_probe
 
-    cache, items = EmbeddingCache(model), load_negation_meaning_items()
+    cache = EmbeddingCache(model)
     probe = negation_meaning_probe(cache, items)
     cosines = probe["mean_cosine"]
     first, second = item_gaps(cache, items)
@@ -103,6 +107,22 @@ def probe_row(label: str, model, halves: np.ndarray | None = None, prefixed: np.
         **by_half,
         "_gaps": (first, second),
     }
+
+
+def training_row_items(corpus_lines: int, cache_dir: Path | None = None):
+    """The quadruples of the negation-meaning rows built from the first ``corpus_lines`` corpus lines, as probe
+    items: the rows a run trained on, to ask whether it fits them (``cache_dir``: the cache folder, default the
+    library's)."""
+    from st_debias.data.io.corpus import read_sentences
+    from st_debias.data.negation.meaning import cached_negation_meaning_quadruples
+    from st_debias.evaluation.bias_data import NegationMeaningItems
+
+    built = cached_negation_meaning_quadruples(read_sentences(limit=corpus_lines), cache_dir)
+    return NegationMeaningItems(
+        affirmative=built.affirmative, negated=built.negated, antonym=built.antonym,
+        negated_antonym=built.negated_antonym, lines=[index + 1 for index in built.sources],
+        source="the corpus (training rows)", line_range=(1, corpus_lines), declined=dict(built.declined),
+    )
 
 
 def items_with_training_pairs(corpus_lines: int) -> dict:
@@ -166,7 +186,16 @@ def main(argv: list[str] | None = None) -> int:
         "--rows-from-lines", type=int, default=0, metavar="N",
         help="count the probe items whose antonym pair the negation-meaning rows of the first N corpus lines use",
     )
+    parser.add_argument(
+        "--items-from-lines", type=int, default=0, metavar="N",
+        help="score the quadruples of the negation-meaning rows built from the first N corpus lines (the rows a run "
+        "trained on) instead of the dev probe's items",
+    )
     args = parser.parse_args(argv)
+    if args.items_from_lines < 0:
+        parser.error(f"--items-from-lines must be >= 0, got {args.items_from_lines}")
+    if args.items_from_lines and (args.pair_halves or args.rows_from_lines):
+        parser.error("--items-from-lines replaces the probe's items; --pair-halves and --rows-from-lines describe them")
     comparisons = []
     for text in args.compare:
         first, _, second = text.partition(":")
@@ -189,22 +218,26 @@ def main(argv: list[str] | None = None) -> int:
     register()  # a lab recipe in a model folder may name the lab loss
     print("[probe_cosines] scoring the start model", flush=True)
     halves = training_half_items() if args.pair_halves else None
-    prefixed = None
-    if args.pair_kinds:
-        from st_debias.evaluation import load_negation_meaning_items
+    from st_debias.evaluation import load_negation_meaning_items
 
-        prefixed = np.array(load_negation_meaning_items().prefixed_antonyms())
-    rows = [probe_row("start", load_model(None), halves, prefixed)]
+    items = training_row_items(args.items_from_lines) if args.items_from_lines else load_negation_meaning_items()
+    prefixed = np.array(items.prefixed_antonyms()) if args.pair_kinds else None
+    rows = [probe_row("start", load_model(None), items, halves, prefixed)]
     for folder in args.reference:
         print(f"[probe_cosines] scoring {folder.name}", flush=True)
-        rows.append(probe_row(folder.name, load_model(folder), halves, prefixed))
+        rows.append(probe_row(folder.name, load_model(folder), items, halves, prefixed))
     for folder in args.folders:
         label = f"{folder.parents[1].name}/{folder.parent.name}" if folder.name == "model" else f"{folder.parents[2].name}/{folder.parents[1].name}/{folder.name}"
         print(f"[probe_cosines] scoring {label}", flush=True)
-        rows.append(probe_row(label, load_trained(folder)[0], halves, prefixed))
+        rows.append(probe_row(label, load_trained(folder)[0], items, halves, prefixed))
     gaps = [row.pop("_gaps") for row in rows]
+    what = (
+        f"The quadruples of the negation-meaning rows built from the first {args.items_from_lines:,} corpus lines"
+        if args.items_from_lines
+        else "Negation-meaning probe"
+    )
     lines = [
-        f"Negation-meaning probe, {rows[0]['items']} items: (i), (ii), (iii) and the mean cosine of \"not A\" to each candidate.",
+        f"{what}, {rows[0]['items']} items: (i), (ii), (iii) and the mean cosine of \"not A\" to each candidate.",
         "",
         "| model | (i) ↑ | (ii) ↑ | (iii) ↓ | cos(not A, B) | cos(not A, A) | cos(not A, not B) |",
         "|---|---:|---:|---:|---:|---:|---:|",

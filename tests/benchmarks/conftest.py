@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -19,3 +19,19 @@ def registries_as_found() -> Iterator[None]:
     for registry, entries in found:
         registry.clear()
         registry.update(entries)
+
+
+def recipe_built_lab_loss(register: Callable[[], None], name: str, params: dict, model):
+    """The lab loss ``name`` as a recipe builds it (inside the recall regulariser), after ``register`` adds it to the
+    recipe loss registry, where it must not be before (the registries are put back after each test)."""
+    from datasets import Dataset
+
+    from st_debias.recipes import losses
+    from st_debias.recipes.losses import LossConfig, build_loss
+
+    assert name not in losses.LOSSES
+    register()
+    rows = Dataset.from_dict({"anchor": ["a b"], "positive": ["b a"], "negative": ["not a b"]})
+    loss, _ = build_loss(LossConfig(name=name, params=params, recall_gamma=1e-3), model, rows)
+    assert type(loss.loss).__name__ == name
+    return loss.loss

@@ -16,6 +16,7 @@ import cluster_cap  # noqa: E402
 from cluster_cap import ClusterCapMarginLoss  # noqa: E402
 
 from st_debias.losses import MarginNegationLoss  # noqa: E402
+from tests.benchmarks.conftest import recipe_built_lab_loss  # noqa: E402
 
 
 def cos(x: list[float], y: list[float]) -> float:
@@ -122,18 +123,8 @@ def test_bad_settings_are_refused_and_a_recipe_names_it(tiny_model) -> None:
         ClusterCapMarginLoss(None, cap_weight=-1.0)
     with pytest.raises(ValueError, match="reference_excess"):
         ClusterCapMarginLoss(None).compute_loss_from_embeddings([torch.randn(2, 4) for _ in range(4)])
-    from datasets import Dataset
-
-    from st_debias.recipes import losses
-    from st_debias.recipes.losses import LossConfig, build_loss
-
-    assert "ClusterCapMarginLoss" not in losses.LOSSES  # put back after each test (conftest.py)
-    cluster_cap.register()
-    rows = Dataset.from_dict({"anchor": ["a b"], "positive": ["b a"], "negative": ["not a b"]})
-    spec = LossConfig(name="ClusterCapMarginLoss", params={"cap_weight": 0.02, "margin_weight": 2e-3}, recall_gamma=1e-3)
-    loss, _ = build_loss(spec, tiny_model, rows)
-    assert type(loss.loss).__name__ == "ClusterCapMarginLoss"
-    assert loss.loss.get_config_dict()["cap_weight"] == 0.02
+    loss = recipe_built_lab_loss(cluster_cap.register, "ClusterCapMarginLoss", {"cap_weight": 0.02, "margin_weight": 2e-3}, tiny_model)
+    assert loss.get_config_dict()["cap_weight"] == 0.02
 
 
 def test_negation_counts_from_token_ids_match_negation_count_on_real_sentences(tiny_model) -> None:

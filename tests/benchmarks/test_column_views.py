@@ -13,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "sel
 from column_views import ColumnViewsMarginLoss  # noqa: E402
 
 from st_debias.losses import MarginNegationLoss  # noqa: E402
+from tests.benchmarks.conftest import recipe_built_lab_loss  # noqa: E402
 
 
 @pytest.mark.parametrize(("view_columns", "view_weight"), [(("negation",), 0.5), (("anchor", "negation"), 0.3)])
@@ -35,15 +36,5 @@ def test_it_is_the_library_loss_with_the_lab_names(view_columns: tuple[str, ...]
 
 def test_a_recipe_names_it_through_the_registry(tiny_model) -> None:
     from column_views import register
-    from datasets import Dataset
-
-    from st_debias.recipes import losses
-    from st_debias.recipes.losses import LossConfig, build_loss
-
-    assert "ColumnViewsMarginLoss" not in losses.LOSSES  # put back after each test (conftest.py)
-    register()
-
-    rows = Dataset.from_dict({"anchor": ["a b"], "positive": ["b a"], "negative": ["not a b"]})
-    spec = LossConfig(name="ColumnViewsMarginLoss", params={"view_columns": ["negation"], "margin_weight": 2e-3}, recall_gamma=1e-3)
-    loss, _ = build_loss(spec, tiny_model, rows)
-    assert type(loss.loss).__name__ == "ColumnViewsMarginLoss" and loss.loss.view_columns == ("negation",)
+    loss = recipe_built_lab_loss(register, "ColumnViewsMarginLoss", {"view_columns": ["negation"], "margin_weight": 2e-3}, tiny_model)
+    assert loss.view_columns == ("negation",)

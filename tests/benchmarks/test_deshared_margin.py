@@ -17,6 +17,7 @@ from column_views import ColumnViewsMarginLoss  # noqa: E402
 from deshared_margin import DesharedColumnViewsLoss, DesharedMarginLoss  # noqa: E402
 
 from st_debias.losses import MarginNegationLoss  # noqa: E402
+from tests.benchmarks.conftest import recipe_built_lab_loss  # noqa: E402
 
 
 def reference(columns: list[torch.Tensor], alpha: float, beta: float, weight: float, scale: float) -> float:
@@ -78,17 +79,7 @@ def test_the_margin_pushes_no_negation_along_the_common_direction() -> None:
 def test_wrong_columns_are_refused_and_a_recipe_names_it(tiny_model) -> None:
     with pytest.raises(ValueError, match="expects 4"):
         DesharedMarginLoss(None).compute_loss_from_embeddings([torch.randn(2, 4) for _ in range(3)])
-    from datasets import Dataset
-
-    from st_debias.recipes import losses
-    from st_debias.recipes.losses import LossConfig, build_loss
-
-    assert "DesharedMarginLoss" not in losses.LOSSES  # put back after each test (conftest.py)
-    deshared_margin.register()
-    rows = Dataset.from_dict({"anchor": ["a b"], "positive": ["b a"], "negative": ["not a b"]})
-    spec = LossConfig(name="DesharedMarginLoss", params={"margin_weight": 2e-3, "contrastive": "dropout"}, recall_gamma=1e-3)
-    loss, _ = build_loss(spec, tiny_model, rows)
-    assert type(loss.loss).__name__ == "DesharedMarginLoss"
+    recipe_built_lab_loss(deshared_margin.register, "DesharedMarginLoss", {"margin_weight": 2e-3, "contrastive": "dropout"}, tiny_model)
 
 
 def test_under_column_views_only_the_margin_is_deshared(monkeypatch) -> None:

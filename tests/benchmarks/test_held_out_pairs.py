@@ -1,5 +1,6 @@
 """The lab mix sources ``negation_meaning_half_pairs`` and ``negation_meaning_lexical_pairs``
-(benchmarks/selection/held_out_pairs.py) on real corpus sentences, and the paired comparison of ``benchmarks/recipe_v6/probe_cosines.py``."""
+(benchmarks/selection/held_out_pairs.py) on real corpus sentences, and the paired comparison and the training-row
+items of ``benchmarks/recipe_v6/probe_cosines.py``."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ from held_out_pairs import (  # noqa: E402
     lexical_pair_rows,
     register,
 )
-from probe_cosines import paired_change  # noqa: E402
+from probe_cosines import main as probe_cosines_main  # noqa: E402
+from probe_cosines import paired_change, training_row_items  # noqa: E402
 
 from st_debias.data.lexicon import is_prefixed_antonym, safe_antonym  # noqa: E402
 from st_debias.recipes.mix_sources import MIX_SOURCES, meaning_rows  # noqa: E402
@@ -81,3 +83,35 @@ def test_the_paired_change_counts_items_and_brackets_the_change() -> None:
     assert change["mcnemar_p"] == pytest.approx(0.0987, abs=1e-3)  # two-sided binomial, 20 of 30
     same = paired_change(before, before)
     assert (same["gained"], same["lost"], same["mcnemar_p"]) == (0, 0, 1.0)
+
+
+def test_the_training_row_items_are_the_rows_quadruples_on_their_corpus_lines(tmp_path) -> None:
+    from st_debias.data.negation.negator import negation_count
+
+    sentences = first_sentences(4000)
+    items = training_row_items(4000, tmp_path)
+    quadruples, _ = library_quadruples(sentences, tmp_path)
+    assert len(items) == len(quadruples) >= 20
+    assert list(zip(items.affirmative, items.negated, items.antonym, items.negated_antonym, strict=True)) == quadruples
+    for line, affirmative, negated, negated_antonym in zip(
+        items.lines, items.affirmative, items.negated, items.negated_antonym, strict=True
+    ):
+        assert sentences[line - 1].strip() == affirmative
+        assert negation_count(affirmative) == 0 and negation_count(negated) == negation_count(negated_antonym) == 1
+    assert 0 < sum(items.prefixed_antonyms()) < len(items)
+
+
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (["--items-from-lines", "-1"], "--items-from-lines must be >= 0"),
+        (["--items-from-lines", "100", "--pair-halves"], "replaces the probe's items"),
+        (["--items-from-lines", "100", "--rows-from-lines", "100"], "replaces the probe's items"),
+    ],
+)
+def test_bad_item_arguments_exit_2_before_any_model_loads(arguments, message, tmp_path, capsys) -> None:
+    with pytest.raises(SystemExit) as stop:
+        probe_cosines_main([str(tmp_path), "--out", str(tmp_path / "t.md"), *arguments])
+    assert stop.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "t.md").exists()
