@@ -4,7 +4,7 @@
 negation-meaning rows ("X is not A", "X is B", "X is not B") are a fifth of the batch, and under the recall
 regulariser the model does not fit them where the antonym is another word ("not rare" / "common"): on its own
 training quadruples, the gap cos(not A, B) − cos(not A, not B) of those rows does not rise
-(``../recipe_v6/train_rows_fit.py``). Raising λ or the rows' share moves every row, or displaces minimal pairs.
+(``../recipe_v6/probe_cosines.py --items-from-lines``). Raising λ or the rows' share moves every row, or displaces minimal pairs.
 
 ``MeaningWeightedMarginLoss`` multiplies the margin of those rows alone by ``meaning_weight`` (w):
 
@@ -12,8 +12,8 @@ training quadruples, the gap cos(not A, B) − cos(not A, not B) of those rows d
 
 with w_i = w for a row whose anchor carries a negation word and whose paraphrase carries none (the shape of the
 rows of the ``negation_meaning`` source and of the lab's ``negation_meaning_affirmative``; none of 64,000 built
-minimal pairs has it), else 1. The rows are told apart from
-their token ids, decoded with the model's tokenizer. Everything else is ``MarginNegationLoss``.
+minimal pairs has it), else 1. The rows are told apart from their token ids, decoded with the model's tokenizer.
+Everything else is ``MarginNegationLoss``.
 
 :func:`register` adds the class to the recipe loss registry, so that a lab recipe YAML can name it
 (``select_dev.py`` calls it).
@@ -31,6 +31,7 @@ from torch import Tensor
 from st_debias import core
 from st_debias.data.negation.negator import negation_count
 from st_debias.losses import MarginNegationLoss
+from st_debias.losses.margin_negation import Contrastive
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -57,7 +58,7 @@ class MeaningWeightedMarginLoss(MarginNegationLoss):
         alpha: float = 0.05,
         beta: float = 0.2,
         margin_weight: float = 1e-3,
-        contrastive: str | None = "dropout",
+        contrastive: Contrastive = "dropout",
         scale: float = 20.0,
         return_parts: bool = False,
         dropout_columns: Sequence[str] = ("anchor",),
@@ -75,6 +76,7 @@ class MeaningWeightedMarginLoss(MarginNegationLoss):
         )
         core.check_non_negative(meaning_weight, "meaning_weight", "MeaningWeightedMarginLoss")
         self.meaning_weight = float(meaning_weight)
+        self._weights: Tensor | None = None  # the batch's row weights, while compute_loss_from_embeddings runs
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> Any:
         features = list(sentence_features)
@@ -98,10 +100,9 @@ class MeaningWeightedMarginLoss(MarginNegationLoss):
 
     def margin_term(self, anchor: Tensor, paraphrase: Tensor, negation: Tensor) -> Tensor:
         margins = self.row_margins(anchor, paraphrase, negation)
-        weights = getattr(self, "_weights", None)
-        if weights is None:
+        if self._weights is None:
             return margins.mean()
-        return (weights.to(device=margins.device, dtype=margins.dtype) * margins).mean()
+        return (self._weights.to(device=margins.device, dtype=margins.dtype) * margins).mean()
 
     def get_config_dict(self) -> dict[str, Any]:
         return {**super().get_config_dict(), "meaning_weight": self.meaning_weight}
