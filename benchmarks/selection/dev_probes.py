@@ -72,8 +72,8 @@ def shuffled(sentence: str, seed: int) -> str | None:
     return None
 
 
-def dev_probe_scores(cache) -> dict[str, float]:
-    """Scores for one model through an :class:`st_debias.evaluation.EmbeddingCache`."""
+def minimal_pair_scores(cache) -> dict[str, float]:
+    """Per family, the share of dev minimal pairs with the positive above the negative, and the negative cosine."""
     data = dev_minimal_pairs()
     pos = cache.cosine(data["anchor"], data["positive"])
     neg = cache.cosine(data["anchor"], data["negative"])
@@ -87,6 +87,11 @@ def dev_probe_scores(cache) -> dict[str, float]:
         mask = families == family
         out[f"mp_accuracy/{family}"] = float(np.mean(pos[mask] > neg[mask]))
         out[f"mp_neg_cos/{family}"] = float(np.mean(neg[mask]))
+    return out
+
+
+def word_order_scores(cache) -> dict[str, float]:
+    """Mean cosine between a dev sentence and its words shuffled, and the share above 0.9."""
     sentences, shuffles = [], []
     for k, sentence in enumerate(_corpus_lines(*WORD_ORDER_LINES)):
         other = shuffled(sentence, k)
@@ -94,18 +99,28 @@ def dev_probe_scores(cache) -> dict[str, float]:
             sentences.append(sentence)
             shuffles.append(other)
     word_order = cache.cosine(sentences, shuffles)
-    out["word_order_cos"] = float(np.mean(word_order))
-    out["word_order_above_0.9"] = float(np.mean(word_order > 0.9))
+    return {"word_order_cos": float(np.mean(word_order)), "word_order_above_0.9": float(np.mean(word_order > 0.9))}
+
+
+def negation_meaning_scores(cache) -> dict[str, float]:
+    """The library's negation-meaning probe: (i), (ii), (iii), and (i) and (ii) on each antonym kind."""
     from st_debias.evaluation import load_negation_meaning_items, negation_meaning_probe
 
     meaning = negation_meaning_probe(cache, load_negation_meaning_items())
-    out["nm_over_affirmative"] = meaning["paraphrase_over_affirmative"]
-    out["nm_over_negated_antonym"] = meaning["paraphrase_over_negated_antonym"]
-    out["nm_polarity_cluster"] = meaning["polarity_cluster"]
+    out = {
+        "nm_over_affirmative": meaning["paraphrase_over_affirmative"],
+        "nm_over_negated_antonym": meaning["paraphrase_over_negated_antonym"],
+        "nm_polarity_cluster": meaning["polarity_cluster"],
+    }
     for kind, figures in meaning["by_antonym_kind"].items():  # prefixed ("able"/"unable") and other-word antonyms
         out[f"nm_over_affirmative_{kind}"] = figures["paraphrase_over_affirmative"]
         out[f"nm_over_negated_antonym_{kind}"] = figures["paraphrase_over_negated_antonym"]
     return out
+
+
+def dev_probe_scores(cache) -> dict[str, float]:
+    """Scores for one model through an :class:`st_debias.evaluation.EmbeddingCache`."""
+    return {**minimal_pair_scores(cache), **word_order_scores(cache), **negation_meaning_scores(cache)}
 
 
 def main(argv: list[str] | None = None) -> int:

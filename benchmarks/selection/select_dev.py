@@ -88,13 +88,18 @@ def dev_scores(model) -> dict[str, float | None]:
 
 
 def run_one(path: str, seed: int, args: argparse.Namespace) -> Path:
+    from checkpoint_probe import ConstantRate, ProbeAtEval
     from low_rank import LowRankAdapters
 
     from st_debias.recipes import load_recipe, override
+    from st_debias.recipes.train import load_start_model
 
     label = Path(path).stem + (f"-decay{args.decay_to_start:g}" if args.decay_to_start else "")
     label += f"-lora{args.lora_rank}" if args.lora_rank else ""
+    label += "-constlr" if args.constant_lr else ""
     callbacks = [LowRankAdapters(args.lora_rank)] if args.lora_rank else []
+    callbacks += [ConstantRate()] if args.constant_lr else []
+    callbacks += [ProbeAtEval(load_start_model(None).max_seq_length)] if args.probe_every_eval else []
     recipe = override(
         load_recipe(path), steps=args.steps, batch_size=64, max_seq_length=32, eval_steps=args.eval_steps, seed=seed,
         decay_to_start=args.decay_to_start or None,
@@ -109,7 +114,8 @@ def run_one(path: str, seed: int, args: argparse.Namespace) -> Path:
             "variant": label,
             "seed": seed,
             "decay_to_start": args.decay_to_start,
-            **({"lora": repr(callbacks[-1])} if args.lora_rank else {}),
+            **({"lora": repr(callbacks[0])} if args.lora_rank else {}),
+            **({"callbacks": [repr(callback) for callback in callbacks]} if callbacks else {}),
             "recipe": recipe.to_dict(),
             "wall_s": wall_s,
             "best_checkpoint": result.best_checkpoint,
@@ -273,6 +279,16 @@ def main(argv: list[str] | None = None) -> int:
         "--lora-rank", type=int, default=0, metavar="R",
         help="experimental: train rank-R adapters on the attention's query and value instead of every weight, merged "
         "at the end (low_rank.py; needs training.keep: last and cannot --resume; 0 = off)",
+    )
+    parser.add_argument(
+        "--constant-lr", action="store_true",
+        help="experimental: a constant learning rate after the warmup instead of the linear decay to zero (labelled "
+        "<variant>-constlr; checkpoint_probe.py)",
+    )
+    parser.add_argument(
+        "--probe-every-eval", action="store_true",
+        help="score the negation-meaning probe and word order at every STS-B dev evaluation, into the result's "
+        "log_history as probe/<figure> (checkpoint_probe.py)",
     )
     parser.add_argument("--reuse-stale", action="store_true", help="reuse result files whose provenance stamp differs")
     parser.add_argument(

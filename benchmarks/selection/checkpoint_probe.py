@@ -1,0 +1,52 @@
+"""Lab callbacks for following a run between its kept checkpoints (``select_dev.py --probe-every-eval``,
+``--constant-lr``).
+
+* :class:`ProbeAtEval` scores the negation-meaning probe ((i), (ii), (iii)) and word order every time the trainer
+  scores STS-B dev, at the start model's own length (as the kept models are scored), and adds them to the run's
+  log history (``probe/<figure>`` at that step), so a run's result file holds the probe at every checkpoint.
+  Scoring does not change the training: it encodes in eval mode and draws no random numbers.
+* :class:`ConstantRate` makes the learning rate constant after the recipe's warmup instead of decaying linearly
+  to zero, so a run's last model is not annealed (a lab knob; recipes have no scheduler setting).
+"""
+
+from __future__ import annotations
+
+from transformers import TrainerCallback
+
+
+class ProbeAtEval(TrainerCallback):
+    def __init__(self, length: int) -> None:
+        self.length = length
+
+    def __repr__(self) -> str:  # recorded in a run's started.json
+        return f"ProbeAtEval(length={self.length})"
+
+    def on_evaluate(self, args, state, control, model=None, **kwargs):
+        from dev_probes import negation_meaning_scores, word_order_scores
+
+        from st_debias.evaluation import EmbeddingCache
+
+        training_length = model.max_seq_length
+        model.max_seq_length = self.length
+        try:
+            cache = EmbeddingCache(model)
+            scores = {**negation_meaning_scores(cache), **word_order_scores(cache)}
+        finally:
+            model.max_seq_length = training_length
+        # Saved with the checkpoint that follows, so a resumed run keeps the earlier steps' figures.
+        state.log_history.append({"step": state.global_step, **{f"probe/{key}": value for key, value in scores.items()}})
+        print(
+            f"[probe] step {state.global_step}: (i) {scores['nm_over_affirmative']:.3f} "
+            f"(ii) {scores['nm_over_negated_antonym']:.3f} (iii) {scores['nm_polarity_cluster']:.4f} "
+            f"word order {scores['word_order_cos']:.4f}",
+            flush=True,
+        )
+
+
+class ConstantRate(TrainerCallback):
+    def __repr__(self) -> str:
+        return "ConstantRate()"
+
+    def on_init_end(self, args, state, control, **kwargs):
+        # The trainer builds its scheduler from these arguments when training starts, after this call.
+        args.lr_scheduler_type = "constant_with_warmup"
