@@ -26,9 +26,10 @@ METRIC = "eval_sts-dev_spearman_cosine"
 
 
 def curves(
-    folder: Path, extra: list[Path] | None = None
+    folder: Path, extra: list[Path] | None = None, metric: str = METRIC, scale: float = 100.0
 ) -> tuple[dict[str, list[tuple[int, float]]], float | None]:
-    """Per variant, (step, STS-B dev × 100) of every checkpoint; and the start model's score at 32 tokens.
+    """Per variant, (step, ``scale`` × ``metric``) of every logged step that has it (by default STS-B dev × 100 at
+    every checkpoint); and the start model's STS-B dev score at 32 tokens.
 
     ``extra`` result files (e.g. another study's baseline run) are read after the folder's own.
     """
@@ -36,7 +37,7 @@ def curves(
     start = None
     for path in [*result_files(folder)[0], *(extra or [])]:
         entry = json.loads(path.read_text())
-        points = [(e["step"], 100 * e[METRIC]) for e in entry.get("log_history", []) if METRIC in e]
+        points = [(e["step"], scale * e[metric]) for e in entry.get("log_history", []) if metric in e]
         if points:
             out[f"{entry['variant']} (seed {entry['seed']})"] = points
         score = (entry.get("selection") or {}).get("start_score")

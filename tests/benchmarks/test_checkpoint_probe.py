@@ -1,0 +1,72 @@
+"""``select_dev.py --probe-every-eval`` and ``--constant-lr``: the probe lands in the log history at the model's own
+length, and the rate stays at its peak after the warmup."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "selection"))
+import dev_probes  # noqa: E402
+from checkpoint_probe import ConstantRate, ProbeAtEval  # noqa: E402
+
+
+def _rates(model, output_dir: Path, callbacks: list) -> list[float]:
+    from datasets import Dataset
+    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+    from sentence_transformers.losses import MultipleNegativesRankingLoss
+
+    rows = Dataset.from_dict({
+        "anchor": ["the cat sat on the mat", "stocks fell sharply today"],
+        "positive": ["the mat had a cat on it", "shares dropped steeply"],
+    })
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(output_dir), max_steps=6, per_device_train_batch_size=2, learning_rate=1e-3, warmup_steps=2,
+        lr_scheduler_type="linear", logging_steps=1, save_strategy="no", report_to="none", disable_tqdm=True,
+    )
+    trainer = SentenceTransformerTrainer(
+        model=model, args=args, train_dataset=rows, loss=MultipleNegativesRankingLoss(model), callbacks=callbacks
+    )
+    trainer.train()
+    return [entry["learning_rate"] for entry in trainer.state.log_history if "learning_rate" in entry]
+
+
+def test_constant_rate_holds_the_peak_after_the_warmup_where_the_default_decays(tiny_model, tmp_path: Path) -> None:
+    decaying = _rates(tiny_model, tmp_path / "linear", [])
+    constant = _rates(tiny_model, tmp_path / "constant", [ConstantRate()])
+    assert decaying[0] == constant[0] < 1e-3  # the same warmup
+    assert constant[2:] == [pytest.approx(1e-3)] * 4
+    assert decaying[2:] == sorted(decaying[2:], reverse=True) and decaying[-1] < 0.5e-3
+    assert repr(ConstantRate()) == "ConstantRate()"
+
+
+def test_probe_at_eval_scores_at_the_given_length_and_logs_under_the_step(tiny_model, monkeypatch, capsys) -> None:
+    from transformers import TrainerState
+
+    lengths = []
+
+    def meaning(cache):
+        lengths.append(cache.model.max_seq_length)
+        return {"nm_over_affirmative": 0.5, "nm_over_negated_antonym": 0.25, "nm_polarity_cluster": 0.01}
+
+    monkeypatch.setattr(dev_probes, "negation_meaning_scores", meaning)
+    monkeypatch.setattr(dev_probes, "word_order_scores", lambda cache: {"word_order_cos": 0.9})
+    tiny_model.max_seq_length = 16  # the training length
+    state = TrainerState()
+    state.global_step = 25
+    ProbeAtEval(length=64).on_evaluate(None, state, None, model=tiny_model)
+    assert lengths == [64] and tiny_model.max_seq_length == 16
+    assert state.log_history == [{
+        "step": 25, "probe/nm_over_affirmative": 0.5, "probe/nm_over_negated_antonym": 0.25,
+        "probe/nm_polarity_cluster": 0.01, "probe/word_order_cos": 0.9,
+    }]
+    assert "[probe] step 25: (i) 0.500" in capsys.readouterr().out
+
+    monkeypatch.setattr(dev_probes, "word_order_scores", lambda cache: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        ProbeAtEval(length=64).on_evaluate(None, state, None, model=tiny_model)
+    assert tiny_model.max_seq_length == 16, "the training length comes back when scoring fails"
+    assert len(state.log_history) == 1
+    assert repr(ProbeAtEval(64)) == "ProbeAtEval(length=64)"
