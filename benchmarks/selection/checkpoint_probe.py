@@ -25,14 +25,11 @@ class ProbeAtEval(TrainerCallback):
         from dev_probes import negation_meaning_scores, word_order_scores
 
         from st_debias.evaluation import EmbeddingCache
+        from st_debias.recipes.train import _training_length  # sets a length for the block, then restores it
 
-        training_length = model.max_seq_length
-        model.max_seq_length = self.length
-        try:
+        with _training_length(model, self.length):
             cache = EmbeddingCache(model)
             scores = {**negation_meaning_scores(cache), **word_order_scores(cache)}
-        finally:
-            model.max_seq_length = training_length
         # Saved with the checkpoint that follows, so a resumed run keeps the earlier steps' figures.
         state.log_history.append({"step": state.global_step, **{f"probe/{key}": value for key, value in scores.items()}})
         print(

@@ -19,6 +19,7 @@ variant is scored on the same pairs). ``select_dev.py`` imports this module; run
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import random
@@ -90,15 +91,21 @@ def minimal_pair_scores(cache) -> dict[str, float]:
     return out
 
 
-def word_order_scores(cache) -> dict[str, float]:
-    """Mean cosine between a dev sentence and its words shuffled, and the share above 0.9."""
+@functools.cache
+def word_order_pairs() -> tuple[list[str], list[str]]:
+    """The dev sentences of at least four words and their seeded shuffles (read once per process)."""
     sentences, shuffles = [], []
     for k, sentence in enumerate(_corpus_lines(*WORD_ORDER_LINES)):
         other = shuffled(sentence, k)
         if other is not None:
             sentences.append(sentence)
             shuffles.append(other)
-    word_order = cache.cosine(sentences, shuffles)
+    return sentences, shuffles
+
+
+def word_order_scores(cache) -> dict[str, float]:
+    """Mean cosine between a dev sentence and its words shuffled, and the share above 0.9."""
+    word_order = cache.cosine(*word_order_pairs())
     return {"word_order_cos": float(np.mean(word_order)), "word_order_above_0.9": float(np.mean(word_order > 0.9))}
 
 
