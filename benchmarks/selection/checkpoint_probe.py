@@ -1,5 +1,5 @@
 """Lab callbacks for following a run between its kept checkpoints (``select_dev.py --probe-every-eval``,
-``--constant-lr``).
+``--constant-lr``, ``--keep-weights``).
 
 * :class:`ProbeAtEval` scores the negation-meaning probe ((i), (ii), (iii)) and word order every time the trainer
   scores STS-B dev, at the start model's own length (as the kept models are scored), and adds them to the run's
@@ -7,11 +7,20 @@
   Scoring does not change the training: it encodes in eval mode and draws no random numbers.
 * :class:`ConstantRate` makes the learning rate constant after the recipe's warmup instead of decaying linearly
   to zero, so a run's last model is not annealed (a lab knob; recipes have no scheduler setting).
+* :class:`KeepWeights` hard-links every checkpoint's model files (not its optimizer state) into
+  ``<run>/weights/checkpoint-N``, where the trainer's rotation (two checkpoints kept) does not delete them, so
+  any checkpoint, or an average of several, can be scored after the run (``average_checkpoints.py``).
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+from pathlib import Path
+
 from transformers import TrainerCallback
+
+TRAINER_ONLY_FILES = ("optimizer.pt", "scheduler.pt", "scaler.pt", "rng_state*.pth", "trainer_state.json")
 
 
 class ProbeAtEval(TrainerCallback):
@@ -47,3 +56,18 @@ class ConstantRate(TrainerCallback):
     def on_init_end(self, args, state, control, **kwargs):
         # The trainer builds its scheduler from these arguments when training starts, after this call.
         args.lr_scheduler_type = "constant_with_warmup"
+
+
+class KeepWeights(TrainerCallback):
+    def __repr__(self) -> str:
+        return "KeepWeights()"
+
+    def on_save(self, args, state, control, **kwargs):
+        checkpoint = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+        kept = Path(args.output_dir).parent / "weights" / checkpoint.name
+        if kept.is_dir():  # a resumed run saves the step again: the first copy stays
+            return
+        partial = kept.with_name(kept.name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        shutil.copytree(checkpoint, partial, copy_function=os.link, ignore=shutil.ignore_patterns(*TRAINER_ONLY_FILES))
+        partial.rename(kept)

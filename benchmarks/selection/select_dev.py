@@ -88,7 +88,7 @@ def dev_scores(model) -> dict[str, float | None]:
 
 
 def run_one(path: str, seed: int, args: argparse.Namespace) -> Path:
-    from checkpoint_probe import ConstantRate, ProbeAtEval
+    from checkpoint_probe import ConstantRate, KeepWeights, ProbeAtEval
     from low_rank import LowRankAdapters
 
     from st_debias.recipes import load_recipe, override
@@ -100,6 +100,7 @@ def run_one(path: str, seed: int, args: argparse.Namespace) -> Path:
     callbacks = [LowRankAdapters(args.lora_rank)] if args.lora_rank else []
     callbacks += [ConstantRate()] if args.constant_lr else []
     callbacks += [ProbeAtEval(load_start_model(None).max_seq_length)] if args.probe_every_eval else []
+    callbacks += [KeepWeights()] if args.keep_weights else []
     recipe = override(
         load_recipe(path), steps=args.steps, batch_size=64, max_seq_length=32, eval_steps=args.eval_steps, seed=seed,
         decay_to_start=args.decay_to_start or None,
@@ -289,6 +290,11 @@ def main(argv: list[str] | None = None) -> int:
         "--probe-every-eval", action="store_true",
         help="score the negation-meaning probe and word order at every STS-B dev evaluation, into the result's "
         "log_history as probe/<figure> (checkpoint_probe.py)",
+    )
+    parser.add_argument(
+        "--keep-weights", action="store_true",
+        help="hard-link every checkpoint's model files into <work-dir>/<run>/weights/, out of the trainer's rotation "
+        "(checkpoint_probe.py; for average_checkpoints.py)",
     )
     parser.add_argument("--reuse-stale", action="store_true", help="reuse result files whose provenance stamp differs")
     parser.add_argument(

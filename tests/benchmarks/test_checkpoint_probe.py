@@ -1,5 +1,6 @@
-"""``select_dev.py --probe-every-eval`` and ``--constant-lr``: the probe lands in the log history at the model's own
-length, and the rate stays at its peak after the warmup."""
+"""``select_dev.py --probe-every-eval``, ``--constant-lr`` and ``--keep-weights``: the probe lands in the log history
+at the model's own length, the rate stays at its peak after the warmup, and every checkpoint's weights outlive the
+trainer's rotation."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "selection"))
 import dev_probes  # noqa: E402
-from checkpoint_probe import ConstantRate, ProbeAtEval  # noqa: E402
+from checkpoint_probe import ConstantRate, KeepWeights, ProbeAtEval  # noqa: E402
 
 
-def _rates(model, output_dir: Path, callbacks: list) -> list[float]:
+def _rates(model, output_dir: Path, callbacks: list, **saving) -> list[float]:
     from datasets import Dataset
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
     from sentence_transformers.losses import MultipleNegativesRankingLoss
@@ -24,7 +25,8 @@ def _rates(model, output_dir: Path, callbacks: list) -> list[float]:
     })
     args = SentenceTransformerTrainingArguments(
         output_dir=str(output_dir), max_steps=6, per_device_train_batch_size=2, learning_rate=1e-3, warmup_steps=2,
-        lr_scheduler_type="linear", logging_steps=1, save_strategy="no", report_to="none", disable_tqdm=True,
+        lr_scheduler_type="linear", logging_steps=1, report_to="none", disable_tqdm=True,
+        **(saving or {"save_strategy": "no"}),
     )
     trainer = SentenceTransformerTrainer(
         model=model, args=args, train_dataset=rows, loss=MultipleNegativesRankingLoss(model), callbacks=callbacks
@@ -70,3 +72,21 @@ def test_probe_at_eval_scores_at_the_given_length_and_logs_under_the_step(tiny_m
     assert tiny_model.max_seq_length == 16, "the training length comes back when scoring fails"
     assert len(state.log_history) == 1
     assert repr(ProbeAtEval(64)) == "ProbeAtEval(length=64)"
+
+
+def test_keep_weights_links_every_checkpoints_model_past_the_rotation(tiny_model, tmp_path: Path) -> None:
+    from safetensors.torch import load_file
+
+    _rates(tiny_model, tmp_path / "checkpoints", [KeepWeights()], save_strategy="steps", save_steps=2, save_total_limit=1)
+    assert [path.name for path in (tmp_path / "checkpoints").iterdir()] == ["checkpoint-6"]  # rotated
+    kept = sorted((tmp_path / "weights").iterdir())
+    assert [path.name for path in kept] == ["checkpoint-2", "checkpoint-4", "checkpoint-6"]
+    for folder in kept:
+        assert (folder / "model.safetensors").is_file() and (folder / "modules.json").is_file()
+        assert not list(folder.glob("optimizer.pt")) and not list(folder.glob("rng_state*"))
+    first, last = (load_file(folder / "model.safetensors") for folder in (kept[0], kept[-1]))
+    assert any(not first[name].equal(last[name]) for name in first), "each step's own weights"
+    assert (kept[-1] / "model.safetensors").stat().st_ino == (
+        tmp_path / "checkpoints" / "checkpoint-6" / "model.safetensors"
+    ).stat().st_ino, "linked, not copied"
+    assert repr(KeepWeights()) == "KeepWeights()"
