@@ -1,0 +1,70 @@
+"""The negation-meaning probe with and without the negated sentences' common direction, for the start model and
+saved model folders (``average_checkpoints.py`` does the same for a run's kept checkpoints).
+
+    python benchmarks/recipe_v6/probe_direction.py \
+        outputs/recipe_v6/cpu-dev-100/v6-swap10-gamma1e3-last-seed42/model \
+        outputs/recipe_v6/cpu-dev-500-trace/v6-swap10-gamma1e3-last-seed42/model \
+        outputs/recipe_v6/cpu-dev-1000-trace/v6-swap10-gamma1e3-last-seed42/model \
+        outputs/models/all-mpnet-base-v2 \
+        --out benchmarks/recipe_v6/results/probe_direction.md
+
+Each folder is loaded as saved (its own length); the start model is scored first. Writes the table (``--out``)
+and the same rows, stamped, next to it as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
+sys.path.append(str(Path(__file__).resolve().parents[1] / "selection"))  # dev_probes
+from benchmarks.harness.provenance import write_table  # noqa: E402
+from benchmarks.recipe_v6.average_checkpoints import without_common_direction  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("models", nargs="*", type=Path, help="saved sentence-transformers model folders")
+    parser.add_argument("--out", type=Path, required=True, help="the Markdown table (its JSON goes beside it)")
+    args = parser.parse_args(argv)
+    for folder in args.models:
+        if not (folder / "modules.json").is_file():
+            parser.error(f"{folder}: not a saved sentence-transformers model (no modules.json)")
+    if not args.out.parent.is_dir():
+        parser.error(f"--out {args.out}: no folder {args.out.parent}")
+
+    from dev_probes import negation_meaning_scores
+    from sentence_transformers import SentenceTransformer
+
+    from st_debias.evaluation import EmbeddingCache, load_negation_meaning_items
+    from st_debias.recipes.train import load_start_model
+
+    items = load_negation_meaning_items()
+    rows = []
+    for label, load in [("start", lambda: load_start_model(None))] + [
+        (str(folder), lambda folder=folder: SentenceTransformer(str(folder), device="cpu")) for folder in args.models
+    ]:
+        print(f"[probe_direction] scoring {label}", flush=True)
+        cache = EmbeddingCache(load())
+        rows.append({"model": label, **negation_meaning_scores(cache), **without_common_direction(cache, items)})
+    columns = (
+        ("nm_over_affirmative", 3), ("i_wo_dir", 3), ("nm_over_negated_antonym", 3), ("ii_wo_dir", 3),
+        ("nm_polarity_cluster", 4), ("iii_wo_dir", 4), ("negation_direction_norm", 4),
+    )
+    lines = [
+        f"The negation-meaning probe ({len(items)} items) as scored and with the negated sentences' common direction "
+        "removed (w/o dir.; `average_checkpoints.py`).",
+        "",
+        "| model | (i) | (i) w/o dir. | (ii) | (ii) w/o dir. | (iii) ↓ | (iii) w/o dir. ↓ | direction norm |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    lines += [f"| `{row['model']}` | " + " | ".join(f"{row[key]:.{digits}f}" for key, digits in columns) + " |"
+              for row in rows]
+    write_table(args.out, lines, {"items": len(items), "rows": rows})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
