@@ -3,7 +3,7 @@ direction, from the weights ``select_dev.py --keep-weights`` keeps (``<run>/weig
 
     python benchmarks/recipe_v6/average_checkpoints.py \
         outputs/recipe_v6/cpu-dev-1000-trace/v6-swap10-gamma1e3-last-seed42 \
-        --average 100:1 500:1 500:4 500:8 1000:1 1000:2 1000:4 1000:8 1000:20 --every-checkpoint \
+        --average 100:1 225:1 500:1 500:4 500:8 1000:1 1000:2 1000:4 1000:8 1000:20 --every-checkpoint \
         --out benchmarks/recipe_v6/results/cpu-dev-1000-trace/average.md
 
 ``STEP:K`` is the uniform mean of the weights of the K kept checkpoints that end at step STEP (``STEP:1`` is that
@@ -42,7 +42,11 @@ COLUMNS = (  # (key, header, digits)
 
 def kept_checkpoints(run: Path) -> dict[int, Path]:
     """Step → folder of every checkpoint kept in ``<run>/weights``."""
-    folders = {int(path.name.split("-")[1]): path for path in (run / "weights").glob("checkpoint-*") if path.is_dir()}
+    folders = {
+        int(path.name.split("-")[1]): path
+        for path in (run / "weights").glob("checkpoint-*")
+        if path.is_dir() and re.fullmatch(r"checkpoint-\d+", path.name)  # not an interrupted link (.partial)
+    }
     return dict(sorted(folders.items()))
 
 

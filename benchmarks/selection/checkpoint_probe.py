@@ -62,12 +62,22 @@ class KeepWeights(TrainerCallback):
     def __repr__(self) -> str:
         return "KeepWeights()"
 
+    def on_train_begin(self, args, state, control, **kwargs):
+        # A fresh run (no checkpoint to resume from) must not inherit an earlier run's weights.
+        if not list(Path(args.output_dir).glob("checkpoint-*")):
+            shutil.rmtree(Path(args.output_dir).parent / "weights", ignore_errors=True)
+
     def on_save(self, args, state, control, **kwargs):
-        checkpoint = Path(args.output_dir) / f"checkpoint-{state.global_step}"
-        kept = Path(args.output_dir).parent / "weights" / checkpoint.name
-        if kept.is_dir():  # a resumed run saves the step again: the first copy stays
-            return
-        partial = kept.with_name(kept.name + ".partial")
-        shutil.rmtree(partial, ignore_errors=True)
-        shutil.copytree(checkpoint, partial, copy_function=os.link, ignore=shutil.ignore_patterns(*TRAINER_ONLY_FILES))
-        partial.rename(kept)
+        # Every complete checkpoint not yet kept: the one just saved, and the one a resumed run started from, whose
+        # linking an interruption may have cut short.
+        weights = Path(args.output_dir).parent / "weights"
+        for checkpoint in Path(args.output_dir).glob("checkpoint-*"):
+            kept = weights / checkpoint.name
+            if kept.is_dir() or not (checkpoint / "trainer_state.json").is_file():
+                continue
+            partial = kept.with_name(kept.name + ".partial")
+            shutil.rmtree(partial, ignore_errors=True)
+            shutil.copytree(
+                checkpoint, partial, copy_function=os.link, ignore=shutil.ignore_patterns(*TRAINER_ONLY_FILES)
+            )
+            partial.rename(kept)

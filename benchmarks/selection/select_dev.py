@@ -315,6 +315,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--decay-to-start must be >= 0 (0 = off), got {args.decay_to_start}")
     if args.lora_rank < 0:
         parser.error(f"--lora-rank must be >= 0 (0 = off), got {args.lora_rank}")
+    if args.lora_rank and args.keep_weights:
+        parser.error("--keep-weights with --lora-rank: the checkpoints hold the adapters only, not a model to score")
     import affirmative_negatives
     import cluster_cap
     import column_views

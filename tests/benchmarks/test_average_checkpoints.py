@@ -94,14 +94,15 @@ def test_an_average_of_checkpoints_is_the_mean_of_their_weights(
     ("argv", "says"),
     [
         (["--average", "75:1"], "no 1 checkpoint(s) ending at step 75"),
+        (["--average", "100:1"], "no 1 checkpoint(s) ending at step 100"),
         (["--average", "50:3"], "no 3 checkpoint(s) ending at step 50"),
         (["--average", "50-2"], "expected STEP:K"),
     ],
 )
 def test_bad_arguments_exit_2_before_any_work(tiny_st_dir: Path, tmp_path: Path, argv, says, monkeypatch, capsys) -> None:
     module = _load(BENCHMARKS / "recipe_v6" / "average_checkpoints.py", monkeypatch)
-    for step in (25, 50):
-        (tmp_path / "weights" / f"checkpoint-{step}").mkdir(parents=True)
+    for name in ("checkpoint-25", "checkpoint-50", "checkpoint-75.partial"):  # 75: an interrupted link
+        (tmp_path / "weights" / name).mkdir(parents=True)
     out = tmp_path / "average.md"
     with pytest.raises(SystemExit) as refused:
         module.main([str(tmp_path), *argv, "--out", str(out)])

@@ -90,3 +90,32 @@ def test_keep_weights_links_every_checkpoints_model_past_the_rotation(tiny_model
         tmp_path / "checkpoints" / "checkpoint-6" / "model.safetensors"
     ).stat().st_ino, "linked, not copied"
     assert repr(KeepWeights()) == "KeepWeights()"
+
+
+def _checkpoint(folder: Path, complete: bool = True) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "model.safetensors").write_text(folder.name)
+    (folder / "optimizer.pt").write_text("state")
+    if complete:
+        (folder / "trainer_state.json").write_text("{}")
+    return folder
+
+
+def test_keep_weights_starts_clean_and_links_what_an_interruption_left_unlinked(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    args = SimpleNamespace(output_dir=str(tmp_path / "checkpoints"))
+    weights = tmp_path / "weights"
+    _checkpoint(weights / "checkpoint-99")  # an earlier run's
+    KeepWeights().on_train_begin(args, None, None)
+    assert not weights.exists(), "a fresh run drops an earlier run's weights"
+
+    _checkpoint(tmp_path / "checkpoints" / "checkpoint-25")  # the run resumes from here, its link cut short
+    _checkpoint(weights / "checkpoint-25.partial", complete=False)
+    KeepWeights().on_train_begin(args, None, None)
+    _checkpoint(tmp_path / "checkpoints" / "checkpoint-50")
+    _checkpoint(tmp_path / "checkpoints" / "checkpoint-75", complete=False)  # still being written
+    KeepWeights().on_save(args, None, None)
+    assert sorted(path.name for path in weights.iterdir()) == ["checkpoint-25", "checkpoint-50"]
+    assert (weights / "checkpoint-25" / "model.safetensors").read_text() == "checkpoint-25"
+    assert not (weights / "checkpoint-50" / "optimizer.pt").exists()

@@ -204,6 +204,7 @@ def test_dev_genres_scores_each_genre_and_refuses_a_folder_that_is_no_model(
         ("v6-norecall-swap10-frozen4-last", [], "freezes layers"),
         ("v6-swap10-gamma1e3", [], "training.keep: last"),
         ("v6-norecall-swap10-lr3e4-last", ["--lora-rank", "-1"], "must be >= 0"),
+        ("v6-norecall-swap10-lr3e4-last", ["--keep-weights"], "adapters only"),
     ],
 )
 def test_select_dev_refuses_what_low_rank_adapters_cannot_do(config: str, extra: list[str], says: str, monkeypatch, capsys) -> None:
