@@ -52,6 +52,9 @@ def kept_checkpoints(run: Path) -> dict[int, Path]:
 
 def without_common_direction(cache, items) -> dict[str, float]:
     """(i), (ii) and (iii) after removing the negated sentences' common direction, cross-fitted on two halves."""
+    import torch
+    from deshared_margin import common_direction
+
     from st_debias.evaluation.bias import mean_offdiagonal_cosine
 
     negated, affirmative, antonym, negated_antonym = (
@@ -59,13 +62,13 @@ def without_common_direction(cache, items) -> dict[str, float]:
         for column in (items.negated, items.affirmative, items.antonym, items.negated_antonym)
     )
     half = np.arange(len(items)) % 2
-    first, second, clusters, norms = [], [], [], []
+    first, second, clusters, lengths = [], [], [], []
     for side in (0, 1):
         own, other = half == side, half != side
-        direction = np.concatenate([negated[other] - affirmative[other], negated_antonym[other] - antonym[other]])
-        direction = direction.mean(axis=0)
-        norms.append(float(np.linalg.norm(direction)))
-        unit = direction / np.linalg.norm(direction)
+        plain = np.concatenate([affirmative[other], antonym[other]])
+        negations = np.concatenate([negated[other], negated_antonym[other]])
+        unit = common_direction(torch.from_numpy(plain), torch.from_numpy(negations)).numpy()
+        lengths.append(float(((negations - plain) @ unit).mean()))  # the mean difference's length
 
         def removed(embeddings: np.ndarray, unit: np.ndarray = unit) -> np.ndarray:
             rest = embeddings - np.outer(embeddings @ unit, unit)
@@ -80,8 +83,35 @@ def without_common_direction(cache, items) -> dict[str, float]:
         "i_wo_dir": float(np.concatenate(first).mean()),
         "ii_wo_dir": float(np.concatenate(second).mean()),
         "iii_wo_dir": float(np.mean(clusters)),
-        "negation_direction_norm": float(np.mean(norms)),
+        "negation_direction_norm": float(np.mean(lengths)),
     }
+
+
+#: (key, header, digits) of the probe with and without the direction, for a table row per model or checkpoint.
+DIRECTION_COLUMNS = (
+    ("nm_over_affirmative", "(i)", 3), ("i_wo_dir", "(i) w/o dir.", 3), ("nm_over_negated_antonym", "(ii)", 3),
+    ("ii_wo_dir", "(ii) w/o dir.", 3), ("nm_polarity_cluster", "(iii) ↓", 4), ("iii_wo_dir", "(iii) w/o dir. ↓", 4),
+    ("negation_direction_norm", "direction norm", 4),
+)
+
+
+def direction_row(cache, items) -> dict[str, float]:
+    """The dev probe's negation-meaning figures, then the same without the common direction."""
+    from dev_probes import negation_meaning_scores
+
+    return {**negation_meaning_scores(cache), **without_common_direction(cache, items)}
+
+
+def direction_table(rows: list[dict], label: str, cell, numeric_label: bool = False) -> list[str]:
+    """A Markdown table of :data:`DIRECTION_COLUMNS`, each row labelled ``cell(row)`` under ``label``."""
+    lines = [
+        f"| {label} | " + " | ".join(header for _, header, _ in DIRECTION_COLUMNS) + " |",
+        f"|{'---:' if numeric_label else '---'}|" + "---:|" * len(DIRECTION_COLUMNS),
+    ]
+    return lines + [
+        f"| {cell(row)} | " + " | ".join(f"{row[key]:.{digits}f}" for key, _, digits in DIRECTION_COLUMNS) + " |"
+        for row in rows
+    ]
 
 
 def averaged(folders: list[Path], length: int):
@@ -90,13 +120,15 @@ def averaged(folders: list[Path], length: int):
     from sentence_transformers import SentenceTransformer
 
     model = SentenceTransformer(str(folders[-1]), device="cpu")
+    model.max_seq_length = length
+    if len(folders) == 1:
+        return model
     total = {name: value.detach().to(torch.float64).clone() for name, value in model.state_dict().items()}
     for folder in folders[:-1]:
         for name, value in SentenceTransformer(str(folder), device="cpu").state_dict().items():
             total[name] += value.to(torch.float64)
     own = model.state_dict()
     model.load_state_dict({name: (value / len(folders)).to(own[name].dtype) for name, value in total.items()})
-    model.max_seq_length = length
     return model
 
 
@@ -169,11 +201,9 @@ def main(argv: list[str] | None = None) -> int:
         rows.append({"model": label, **scores, **without_common_direction(EmbeddingCache(loaded), items)})
     trace = []
     if args.every_checkpoint:
-        from dev_probes import negation_meaning_scores
-
         for step, folder in [(0, None), *kept.items()]:
             cache = EmbeddingCache(start if folder is None else averaged([folder], length))
-            trace.append({"step": step, **negation_meaning_scores(cache), **without_common_direction(cache, items)})
+            trace.append({"step": step, **direction_row(cache, items)})
             print(f"[average] step {step}: {trace[-1]}", flush=True)
         plot_trace(trace, args.out.with_suffix(".png"), args.run.name)
 
@@ -188,17 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     lines += [f"| {row['model']} | " + " | ".join(f"{row[key]:.{digits}f}" for key, _, digits in COLUMNS) + " |"
               for row in rows]
     if trace:
-        lines += [
-            "", "Every kept checkpoint (step 0: the start model):", "",
-            "| step | (i) | (i) w/o dir. | (ii) | (ii) w/o dir. | (iii) ↓ | (iii) w/o dir. ↓ | direction norm |",
-            "|---:|---:|---:|---:|---:|---:|---:|---:|",
-        ]
-        lines += [f"| {row['step']} | " + " | ".join(
-            f"{row[key]:.{digits}f}" for key, digits in (
-                ("nm_over_affirmative", 3), ("i_wo_dir", 3), ("nm_over_negated_antonym", 3), ("ii_wo_dir", 3),
-                ("nm_polarity_cluster", 4), ("iii_wo_dir", 4), ("negation_direction_norm", 4),
-            )
-        ) + " |" for row in trace]
+        lines += ["", "Every kept checkpoint (step 0: the start model):", ""]
+        lines += direction_table(trace, "step", lambda row: row["step"], numeric_label=True)
         from scipy.stats import spearmanr
 
         for key, label in (("nm_over_affirmative", "(i)"), ("i_wo_dir", "(i) w/o dir.")):

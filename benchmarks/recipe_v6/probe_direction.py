@@ -19,9 +19,9 @@ import sys
 from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-sys.path.append(str(Path(__file__).resolve().parents[1] / "selection"))  # dev_probes
+sys.path.append(str(Path(__file__).resolve().parents[1] / "selection"))  # dev_probes, deshared_margin
 from benchmarks.harness.provenance import write_table  # noqa: E402
-from benchmarks.recipe_v6.average_checkpoints import without_common_direction  # noqa: E402
+from benchmarks.recipe_v6.average_checkpoints import direction_row, direction_table  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,7 +35,6 @@ def main(argv: list[str] | None = None) -> int:
     if not args.out.parent.is_dir():
         parser.error(f"--out {args.out}: no folder {args.out.parent}")
 
-    from dev_probes import negation_meaning_scores
     from sentence_transformers import SentenceTransformer
 
     from st_debias.evaluation import EmbeddingCache, load_negation_meaning_items
@@ -48,20 +47,13 @@ def main(argv: list[str] | None = None) -> int:
     ]:
         print(f"[probe_direction] scoring {label}", flush=True)
         cache = EmbeddingCache(load())
-        rows.append({"model": label, **negation_meaning_scores(cache), **without_common_direction(cache, items)})
-    columns = (
-        ("nm_over_affirmative", 3), ("i_wo_dir", 3), ("nm_over_negated_antonym", 3), ("ii_wo_dir", 3),
-        ("nm_polarity_cluster", 4), ("iii_wo_dir", 4), ("negation_direction_norm", 4),
-    )
+        rows.append({"model": label, **direction_row(cache, items)})
     lines = [
         f"The negation-meaning probe ({len(items)} items) as scored and with the negated sentences' common direction "
         "removed (w/o dir.; `average_checkpoints.py`).",
         "",
-        "| model | (i) | (i) w/o dir. | (ii) | (ii) w/o dir. | (iii) ↓ | (iii) w/o dir. ↓ | direction norm |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        *direction_table(rows, "model", lambda row: f"`{row['model']}`"),
     ]
-    lines += [f"| `{row['model']}` | " + " | ".join(f"{row[key]:.{digits}f}" for key, digits in columns) + " |"
-              for row in rows]
     write_table(args.out, lines, {"items": len(items), "rows": rows})
     return 0
 
