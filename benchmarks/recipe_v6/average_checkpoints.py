@@ -14,7 +14,7 @@ The probe's (iii) says negated sentences share a direction whatever they say, an
 to checkpoint. "Without the direction" scores (i), (ii) and (iii) again after removing, from every probe sentence,
 the mean of (not A − A) and (not B − B) over the other half of the items (the items split by parity, each half
 scored with the other half's direction), then normalising: what the model says a negation means once it no longer
-says "negated". ``--every-checkpoint`` adds (i), (ii) and (iii) with and without the direction for every kept
+says "negated" (the library probe's ``without_negation_direction``). ``--every-checkpoint`` adds (i), (ii) and (iii) with and without the direction for every kept
 checkpoint (a second table, and a plot next to the table: ``<out>.png``).
 """
 
@@ -24,8 +24,6 @@ import argparse
 import re
 import sys
 from pathlib import Path
-
-import numpy as np
 
 sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
 sys.path.append(str(Path(__file__).resolve().parents[1] / "selection"))  # select_dev, dev_probes, lab recipes
@@ -50,43 +48,6 @@ def kept_checkpoints(run: Path) -> dict[int, Path]:
     return dict(sorted(folders.items()))
 
 
-def without_common_direction(cache, items) -> dict[str, float]:
-    """(i), (ii) and (iii) after removing the negated sentences' common direction, cross-fitted on two halves."""
-    import torch
-    from deshared_margin import common_direction
-
-    from st_debias.evaluation.bias import mean_offdiagonal_cosine
-
-    negated, affirmative, antonym, negated_antonym = (
-        cache.embed(column).astype(np.float64)
-        for column in (items.negated, items.affirmative, items.antonym, items.negated_antonym)
-    )
-    half = np.arange(len(items)) % 2
-    first, second, clusters, lengths = [], [], [], []
-    for side in (0, 1):
-        own, other = half == side, half != side
-        plain = np.concatenate([affirmative[other], antonym[other]])
-        negations = np.concatenate([negated[other], negated_antonym[other]])
-        unit = common_direction(torch.from_numpy(plain), torch.from_numpy(negations)).numpy()
-        lengths.append(float(((negations - plain) @ unit).mean()))  # the mean difference's length
-
-        def removed(embeddings: np.ndarray, unit: np.ndarray = unit) -> np.ndarray:
-            rest = embeddings - np.outer(embeddings @ unit, unit)
-            return rest / np.linalg.norm(rest, axis=1, keepdims=True)
-
-        n, a, b, nb = (removed(x[own]) for x in (negated, affirmative, antonym, negated_antonym))
-        to_paraphrase = (n * b).sum(axis=1)
-        first.append(to_paraphrase > (n * a).sum(axis=1))
-        second.append(to_paraphrase > (n * nb).sum(axis=1))
-        clusters.append(mean_offdiagonal_cosine(n) - mean_offdiagonal_cosine(a))
-    return {
-        "i_wo_dir": float(np.concatenate(first).mean()),
-        "ii_wo_dir": float(np.concatenate(second).mean()),
-        "iii_wo_dir": float(np.mean(clusters)),
-        "negation_direction_norm": float(np.mean(lengths)),
-    }
-
-
 #: (key, header, digits) of the probe with and without the direction, for a table row per model or checkpoint.
 DIRECTION_COLUMNS = (
     ("nm_over_affirmative", "(i)", 3), ("i_wo_dir", "(i) w/o dir.", 3), ("nm_over_negated_antonym", "(ii)", 3),
@@ -95,11 +56,11 @@ DIRECTION_COLUMNS = (
 )
 
 
-def direction_row(cache, items) -> dict[str, float]:
-    """The dev probe's negation-meaning figures, then the same without the common direction."""
+def direction_row(cache) -> dict[str, float]:
+    """The dev probe's negation-meaning figures, as scored and without the common direction (the library's)."""
     from dev_probes import negation_meaning_scores
 
-    return {**negation_meaning_scores(cache), **without_common_direction(cache, items)}
+    return negation_meaning_scores(cache)
 
 
 def direction_table(rows: list[dict], label: str, cell, numeric_label: bool = False) -> list[str]:
@@ -184,13 +145,12 @@ def main(argv: list[str] | None = None) -> int:
 
     import select_dev
 
-    from st_debias.evaluation import EmbeddingCache, load_negation_meaning_items
+    from st_debias.evaluation import EmbeddingCache
     from st_debias.recipes.train import load_start_model
 
     select_dev.TRANSFER = "none"
     start = load_start_model(None)
     length = start.max_seq_length
-    items = load_negation_meaning_items()
     rows = []
     for label, model in [("start", lambda: start)] + [
         (spec, lambda folders=folders: averaged(folders, length)) for spec, folders in windows
@@ -198,12 +158,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[average] scoring {label}", flush=True)
         loaded = model()
         scores = select_dev.dev_scores(loaded)
-        rows.append({"model": label, **scores, **without_common_direction(EmbeddingCache(loaded), items)})
+        rows.append({"model": label, **scores})  # dev_scores holds the probe without the direction
     trace = []
     if args.every_checkpoint:
         for step, folder in [(0, None), *kept.items()]:
             cache = EmbeddingCache(start if folder is None else averaged([folder], length))
-            trace.append({"step": step, **direction_row(cache, items)})
+            trace.append({"step": step, **direction_row(cache)})
             print(f"[average] step {step}: {trace[-1]}", flush=True)
         plot_trace(trace, args.out.with_suffix(".png"), args.run.name)
 

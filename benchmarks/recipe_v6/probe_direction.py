@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-sys.path.append(str(Path(__file__).resolve().parents[1] / "selection"))  # dev_probes, deshared_margin
+sys.path.append(str(Path(__file__).resolve().parents[1] / "selection"))  # dev_probes
 from benchmarks.harness.provenance import write_table  # noqa: E402
 from benchmarks.recipe_v6.average_checkpoints import direction_row, direction_table  # noqa: E402
 
@@ -40,14 +40,14 @@ def main(argv: list[str] | None = None) -> int:
     from st_debias.evaluation import EmbeddingCache, load_negation_meaning_items
     from st_debias.recipes.train import load_start_model
 
-    items = load_negation_meaning_items()
+    items = load_negation_meaning_items()  # the probe's own (cached): here for its item count
     rows = []
     for label, load in [("start", lambda: load_start_model(None))] + [
         (str(folder), lambda folder=folder: SentenceTransformer(str(folder), device="cpu")) for folder in args.models
     ]:
         print(f"[probe_direction] scoring {label}", flush=True)
         cache = EmbeddingCache(load())
-        rows.append({"model": label, **direction_row(cache, items)})
+        rows.append({"model": label, **direction_row(cache)})
     lines = [
         f"The negation-meaning probe ({len(items)} items) as scored and with the negated sentences' common direction "
         "removed (w/o dir.; `average_checkpoints.py`).",

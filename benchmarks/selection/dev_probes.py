@@ -8,7 +8,9 @@
 * ``negation_meaning``: the library's negation-meaning probe (Wikipedia lines 150,001–180,000, which no
   recipe of up to 1,000 steps trains on): (i) ``nm_over_affirmative``, (ii) ``nm_over_negated_antonym``
   and (iii) ``nm_polarity_cluster``; (i) and (ii) again on each antonym kind (``nm_over_affirmative_prefixed``,
-  ``..._other_word``, the same for (ii); the probe's ``by_antonym_kind``).
+  ``..._other_word``, the same for (ii); the probe's ``by_antonym_kind``); and (i), (ii) and (iii) without the
+  negated sentences' common direction (``i_wo_dir``, ``ii_wo_dir``, ``iii_wo_dir``) with that direction's length
+  (``negation_direction_norm``; the probe's ``without_negation_direction``).
 
 The rows are built once and cached as JSON under ``benchmarks/selection/results/`` (committed, so every
 variant is scored on the same pairs). ``select_dev.py`` imports this module; run it alone to (re)build the rows:
@@ -110,7 +112,8 @@ def word_order_scores(cache) -> dict[str, float]:
 
 
 def negation_meaning_scores(cache) -> dict[str, float]:
-    """The library's negation-meaning probe: (i), (ii), (iii), and (i) and (ii) on each antonym kind."""
+    """The library's negation-meaning probe: (i), (ii), (iii), (i) and (ii) on each antonym kind, and the three
+    without the negated sentences' common direction."""
     from st_debias.evaluation import load_negation_meaning_items, negation_meaning_probe
 
     meaning = negation_meaning_probe(cache, load_negation_meaning_items())
@@ -122,6 +125,13 @@ def negation_meaning_scores(cache) -> dict[str, float]:
     for kind, figures in meaning["by_antonym_kind"].items():  # prefixed ("able"/"unable") and other-word antonyms
         out[f"nm_over_affirmative_{kind}"] = figures["paraphrase_over_affirmative"]
         out[f"nm_over_negated_antonym_{kind}"] = figures["paraphrase_over_negated_antonym"]
+    removed = meaning["without_negation_direction"]
+    out.update({
+        "i_wo_dir": removed["paraphrase_over_affirmative"],
+        "ii_wo_dir": removed["paraphrase_over_negated_antonym"],
+        "iii_wo_dir": removed["polarity_cluster"],
+        "negation_direction_norm": removed["direction_length"],
+    })
     return out
 
 

@@ -15,7 +15,9 @@
   (i) how often "not A" is closer to its paraphrase "B" than to "A", (ii) how often it is closer to "B" than
   to "not B", and (iii) the polarity cluster: the mean cosine between negated sentences of different items
   minus the same for their affirmative forms. A model that reads negation as a feature ("contains *not*")
-  rather than as meaning fails (ii) and shows a positive (iii).
+  rather than as meaning fails (ii) and shows a positive (iii). The same three figures are given again
+  without the negated sentences' common direction (the mean of not A − A and not B − B), so that what a model
+  says a negation *means* is read apart from the fact that it says "negated".
 * Word-order probe: cosine of a sentence with the same words in a seeded random order; a bag-of-words
   model puts them close. Mean cosine and share above 0.9 (lower is better for both).
 * Alignment and uniformity (Wang & Isola 2020) on STS-B test, as in Focal-InfoNCE Table 3 and DebCSE
@@ -293,6 +295,63 @@ def mean_offdiagonal_cosine(embeddings: np.ndarray) -> float:
     return float((total @ total - count) / (count * (count - 1)))
 
 
+def _without_direction(embeddings: np.ndarray, unit: np.ndarray) -> np.ndarray:
+    """Rows of ``embeddings`` with their component along the unit vector ``unit`` removed, then L2-normalised."""
+    rest = embeddings - np.outer(embeddings @ unit, unit)
+    return rest / np.maximum(np.linalg.norm(rest, axis=1, keepdims=True), np.finfo(np.float64).tiny)
+
+
+def negation_meaning_without_direction(
+    affirmative: np.ndarray, negated: np.ndarray, antonym: np.ndarray, negated_antonym: np.ndarray
+) -> dict[str, float]:
+    """The negation-meaning figures (i), (ii) and (iii) once the negated sentences' common direction is removed.
+
+    The direction is the mean of the differences not A − A and not B − B, at unit length. It is fitted on one
+    half of the items (even and odd rows) and removed from every sentence of the other half, which is then
+    normalised and scored, so that no item sets the direction it is scored without. (i) and (ii) are shares
+    over all items; (iii) is the mean of the two halves' polarity clusters.
+
+    Args:
+        affirmative: one embedding per item of "X is A" (rows in item order; at least four items).
+        negated: "X is not A", in the same order.
+        antonym: "X is B", in the same order.
+        negated_antonym: "X is not B", in the same order.
+
+    Returns:
+        ``paraphrase_over_affirmative`` (i), ``paraphrase_over_negated_antonym`` (ii), ``polarity_cluster`` (iii),
+        and ``direction_length``: the length of the mean difference the direction comes from (the mean of
+        the two halves'), how far a model moves a sentence when it negates it, whatever the sentence says.
+    """
+    count = len(affirmative)
+    if count < 4:
+        raise ValueError(f"negation_meaning_without_direction needs at least four items, got {count}")
+    affirmative, negated, antonym, negated_antonym = (
+        np.asarray(x, dtype=np.float64) for x in (affirmative, negated, antonym, negated_antonym)
+    )
+    half = np.arange(count) % 2
+    over_affirmative, over_negated_antonym = np.zeros(count, dtype=bool), np.zeros(count, dtype=bool)
+    clusters, lengths = [], []
+    for side in (0, 1):
+        scored, fitted = half == side, half != side
+        difference = np.concatenate(
+            [negated[fitted] - affirmative[fitted], negated_antonym[fitted] - antonym[fitted]]
+        ).mean(axis=0)
+        length = float(np.linalg.norm(difference))
+        unit = difference / length if length > 0 else difference  # no common direction: nothing removed
+        lengths.append(length)
+        a, n, b, nb = (_without_direction(x[scored], unit) for x in (affirmative, negated, antonym, negated_antonym))
+        to_paraphrase = np.einsum("ij,ij->i", n, b)
+        over_affirmative[scored] = to_paraphrase > np.einsum("ij,ij->i", n, a)
+        over_negated_antonym[scored] = to_paraphrase > np.einsum("ij,ij->i", n, nb)
+        clusters.append(mean_offdiagonal_cosine(n) - mean_offdiagonal_cosine(a))
+    return {
+        "paraphrase_over_affirmative": float(over_affirmative.mean()),
+        "paraphrase_over_negated_antonym": float(over_negated_antonym.mean()),
+        "polarity_cluster": float(np.mean(clusters)),
+        "direction_length": float(np.mean(lengths)),
+    }
+
+
 def negation_meaning_probe(cache: EmbeddingCache, items: NegationMeaningItems) -> dict[str, Any]:
     """Whether "not A" is read as the meaning "B" or as the feature *not* (items of
     :func:`~st_debias.evaluation.bias_data.load_negation_meaning_items`).
@@ -305,7 +364,9 @@ def negation_meaning_probe(cache: EmbeddingCache, items: NegationMeaningItems) -
         sentences move toward each other whatever they say), with its two terms; the mean of each
         cosine compared; and ``by_antonym_kind``: ``items``, (i) and (ii) on the items whose antonym is the
         adjective with a negative prefix (``prefixed``: "able"/"unable", where "not A" and "B" share the
-        stem) and on those whose antonym is another word (``other_word``: "large"/"small"), each kind present.
+        stem) and on those whose antonym is another word (``other_word``: "large"/"small"), each kind present;
+        and, from four items on, ``without_negation_direction``: (i), (ii) and (iii) without the negated
+        sentences' common direction, with its length (:func:`negation_meaning_without_direction`).
     """
     if len(items) < 2:
         raise ValueError("negation_meaning_probe needs at least two items")
@@ -325,7 +386,7 @@ def negation_meaning_probe(cache: EmbeddingCache, items: NegationMeaningItems) -
     }
     negated_mean = mean_offdiagonal_cosine(cache.embed(items.negated).astype(np.float64))
     affirmative_mean = mean_offdiagonal_cosine(cache.embed(items.affirmative).astype(np.float64))
-    return {
+    out = {
         "items": len(items),
         "paraphrase_over_affirmative": float(over_affirmative.mean()),
         "paraphrase_over_negated_antonym": float(over_negated_antonym.mean()),
@@ -339,6 +400,11 @@ def negation_meaning_probe(cache: EmbeddingCache, items: NegationMeaningItems) -
         },
         "by_antonym_kind": by_kind,
     }
+    if len(items) >= 4:
+        out["without_negation_direction"] = negation_meaning_without_direction(
+            *(cache.embed(column) for column in (items.affirmative, items.negated, items.antonym, items.negated_antonym))
+        )
+    return out
 
 
 # --------------------------------------------------------------------------------------------------

@@ -217,3 +217,44 @@ def plot_word_order_histograms(results: list[dict[str, Any]]):
         "cosine(sentence, its words shuffled)",
         "Word-order probe (right = word order ignored)",
     )
+
+
+def plot_negation_meaning(results: list[dict[str, Any]]):
+    """The negation-meaning probe per model: (i) and (ii) as shares, then (iii) and the negation direction's
+    length, each as scored (solid) and without the negated sentences' common direction (hatched), where stored.
+
+    Entries without the probe are left out of the bars.
+    """
+    plt = _pyplot()
+    labels = _labels(results)
+    blocks = [r.get("bias", {}).get("negation_meaning") or {} for r in results]
+    panels = (
+        ("share of items ↑", (("paraphrase_over_affirmative", "(i) not A nearer B than A"),
+                              ("paraphrase_over_negated_antonym", "(ii) not A nearer B than not B"))),
+        ("cosine or length", (("polarity_cluster", "(iii) polarity cluster ↓"),
+                              ("direction_length", "negation direction length"))),
+    )
+    fig, axes = plt.subplots(1, 2, figsize=(11.0, 4.4))
+    width = 0.8 / max(2 * len(results), 1)
+    for ax, (ylabel, figures) in zip(axes, panels, strict=True):
+        x = np.arange(len(figures))
+        for i, (label, block) in enumerate(zip(labels, blocks, strict=True)):
+            removed = block.get("without_negation_direction") or {}
+            for j, (source, hatch, suffix) in enumerate(((block, None, ""), (removed, "//", ", without the direction"))):
+                heights = [np.nan if source.get(key) is None else source[key] for key, _ in figures]
+                if np.isnan(heights).all():
+                    continue
+                bars = ax.bar(x + (2 * i + j - (2 * len(results) - 1) / 2) * width, heights, width, color=f"C{i}",
+                              hatch=hatch, alpha=0.55 if hatch else 1.0, edgecolor="black", linewidth=0.4,
+                              label=f"{label}{suffix}")
+                ax.bar_label(bars, fmt="%.3f", fontsize=6, padding=1, rotation=90)
+        ax.axhline(0.0, color="grey", linewidth=0.8)
+        ax.set_xticks(x, [textwrap.fill(title, 18) for _, title in figures])
+        ax.set_ylabel(ylabel)
+        ax.margins(y=0.2)
+    axes[0].set_ylim(0.0, 1.1)
+    axes[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.suptitle("Negation meaning: \"X is not A\" against \"X is B\" (B the antonym of A); hatched: without the "
+                 "negated sentences' common direction", fontsize=10)
+    fig.tight_layout()
+    return fig

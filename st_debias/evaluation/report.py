@@ -34,6 +34,7 @@ PLOT_FILES = {
     "transfer": "transfer_scores.png",
     "cont_oppn": "cont_oppn.png",
     "negation": "negation_cosine_hist.png",
+    "negation_meaning": "negation_meaning.png",
     "word_order": "word_order_cosine_hist.png",
 }
 
@@ -121,6 +122,18 @@ def compare_table(results: list[dict[str, Any]]) -> str:
             ("polarity_cluster", "negation meaning (iii): polarity cluster ↓", 3),
         ):
             row(title, [m.get(key) if m else None for m in meaning], digits)
+        # The same without the direction every negation adds: what the model reads a negation to mean.
+        removed = [(m or {}).get("without_negation_direction") for m in meaning]
+        if any(removed):
+            for key, title in (
+                ("paraphrase_over_affirmative", "(i)"),
+                ("paraphrase_over_negated_antonym", "(ii)"),
+                ("polarity_cluster", "(iii)"),
+            ):
+                arrow = "↓" if key == "polarity_cluster" else "↑"
+                values = [r.get(key) if r else None for r in removed]
+                row(f"negation meaning {title} without the negations' common direction {arrow}", values, 3)
+            row("negation direction length", [r.get("direction_length") if r else None for r in removed], 3)
         # (i) and (ii) by antonym kind: a gain on prefixed antonyms alone can be "not A" matched to "unA" by its stem.
         for kind, example in (("prefixed", "able/unable"), ("other_word", "large/small")):
             kinds = [(m or {}).get("by_antonym_kind", {}).get(kind) for m in meaning]
@@ -277,6 +290,10 @@ def write_report(results: list[dict[str, Any]], output_dir: str | os.PathLike[st
             any(r.get("bias", {}).get("negation") for r in results),
             lambda: plots.plot_negation_histograms(results),
         ),
+        "negation_meaning": (
+            any(r.get("bias", {}).get("negation_meaning") for r in results),
+            lambda: plots.plot_negation_meaning(results),
+        ),
         "word_order": (
             any(r.get("bias", {}).get("word_order") for r in results),
             lambda: plots.plot_word_order_histograms(results),
@@ -314,6 +331,7 @@ def write_report(results: list[dict[str, Any]], output_dir: str | os.PathLike[st
         "transfer": "SentEval transfer tasks",
         "cont_oppn": "Cont vs Oppn",
         "negation": "Negation-pair cosines",
+        "negation_meaning": "Negation meaning",
         "word_order": "Word-order cosines",
     }
     explanations = {
@@ -341,6 +359,15 @@ def write_report(results: list[dict[str, Any]], output_dir: str | os.PathLike[st
         "negation": (
             "Cosine between a sentence and its human-written negation. Mass near 1 means negation is embedded "
             "like a paraphrase; the dashed line is the 0.8 threshold of the 'share above' figure."
+        ),
+        "negation_meaning": (
+            "Each item is a Wikipedia sentence \"X is A\" with \"X is not A\", \"X is B\" (B the antonym of A) and "
+            "\"X is not B\". (i) and (ii): the share of items where \"not A\" is nearer its paraphrase \"B\" than "
+            "\"A\", and than \"not B\". (iii): how much closer negated sentences are to each other than their "
+            "affirmative forms, whatever they say. Hatched: the same after removing the direction every negation "
+            "adds (the mean of not A − A and not B − B, fitted on the other half of the items); what is left is "
+            "what the model reads a negation to mean, apart from the fact that it says \"negated\". A gain of "
+            "(i) that vanishes without the direction came from the direction, not from the meaning."
         ),
         "word_order": (
             "Cosine between a sentence and the same words shuffled (sentences under 4 words skipped). Mass near 1 "
@@ -405,6 +432,7 @@ __getattr__, _ = lazy_exports(
     moved={
         "plot_cont_oppn": "st_debias.evaluation.plots",
         "plot_negation_histograms": "st_debias.evaluation.plots",
+        "plot_negation_meaning": "st_debias.evaluation.plots",
         "plot_probe_histograms": "st_debias.evaluation.plots",
         "plot_scores": "st_debias.evaluation.plots",
         "plot_word_order_histograms": "st_debias.evaluation.plots",

@@ -41,7 +41,7 @@ logger = logging.getLogger(__name__)
 
 #: Version of the metric code behind a results entry. Bump it when a score's computation changes or an entry
 #: gains a block, so that packaged and cached entries computed by the old code are recomputed, not reused.
-EVALUATION_FORMAT = 5
+EVALUATION_FORMAT = 6
 
 #: Task groups whose inputs are all local files (MTEB has its own data and result cache: never reused here).
 REUSABLE_GROUPS = frozenset({"sts", "bias"})

@@ -3,7 +3,6 @@ direction, checkpoint averages, and their refusals."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -12,64 +11,23 @@ import pytest
 from tests.benchmarks.test_scripts import BENCHMARKS, _load
 
 
-@dataclass
-class _Items:
-    negated: list[str]
-    affirmative: list[str]
-    antonym: list[str]
-    negated_antonym: list[str]
+def test_the_dev_probe_reads_the_figures_without_the_direction_from_the_library(monkeypatch) -> None:
+    """The lab's ``*_wo_dir`` columns are the library probe's ``without_negation_direction`` block, key for key (the
+    block itself is tested in tests/evaluation/test_bias.py)."""
+    import st_debias.evaluation
 
-    def __len__(self) -> int:
-        return len(self.negated)
-
-
-class _Cache:
-    def __init__(self, vectors: dict[str, np.ndarray]) -> None:
-        self.vectors = vectors
-
-    def embed(self, sentences: list[str]) -> np.ndarray:
-        return np.stack([self.vectors[sentence] for sentence in sentences]).astype(np.float32)
-
-
-def _unit(x: np.ndarray) -> np.ndarray:
-    return x / np.linalg.norm(x)
-
-
-def test_removing_the_common_direction_shows_the_meaning_under_it(monkeypatch) -> None:
-    """"not A" = 0.45·B + 0.2·A + 2u and "not B" = 0.45·A + 0.2·B + 2u, and "A" carries u too: as scored, "not A" is
-    nearer "A" and "not B" (the shared u); with u removed, nearer "B". The negated sentences cluster as scored and not
-    once u is gone."""
-    module = _load(BENCHMARKS / "recipe_v6" / "average_checkpoints.py", monkeypatch)
-    rng = np.random.default_rng(0)
-    dim, n = 512, 400  # enough items that each half's estimate of u is close to u
-    u = _unit(rng.normal(size=dim))
-    vectors, columns = {}, {"negated": [], "affirmative": [], "antonym": [], "negated_antonym": []}
-    for k in range(n):
-        a, b = (_unit(rng.normal(size=dim)) for _ in range(2))
-        for column, vector in (
-            ("affirmative", a + u), ("antonym", b), ("negated", 0.45 * b + 0.2 * a + 2 * u),
-            ("negated_antonym", 0.45 * a + 0.2 * b + 2 * u),
-        ):
-            vectors[f"{column} {k}"] = _unit(vector)
-            columns[column].append(f"{column} {k}")
-    cache, items = _Cache(vectors), _Items(**columns)
-    quadruples = zip(items.negated, items.affirmative, items.antonym, items.negated_antonym, strict=True)
-    as_scored = np.array([
-        (vectors[n_] @ vectors[b_] > vectors[n_] @ vectors[a_], vectors[n_] @ vectors[b_] > vectors[n_] @ vectors[nb])
-        for n_, a_, b_, nb in quadruples
-    ])
-    assert as_scored.sum() == 0, "as scored, (i) and (ii) are 0: the shared u wins"
-
-    removed = module.without_common_direction(cache, items)
-    assert removed["i_wo_dir"] == 1.0
-    assert removed["ii_wo_dir"] == 1.0  # not B = 0.45·A + 0.2·B once u is gone: "not A" is nearer B
-    negated = np.stack([vectors[s] for s in items.negated])
-    affirmative = np.stack([vectors[s] for s in items.affirmative])
-    from st_debias.evaluation.bias import mean_offdiagonal_cosine
-
-    assert mean_offdiagonal_cosine(negated) - mean_offdiagonal_cosine(affirmative) > 0.2
-    assert abs(removed["iii_wo_dir"]) < 0.05
-    assert removed["negation_direction_norm"] > 0.1
+    figures = {"paraphrase_over_affirmative": 0.5, "paraphrase_over_negated_antonym": 0.25, "polarity_cluster": 0.04}
+    removed = {"paraphrase_over_affirmative": 0.3, "paraphrase_over_negated_antonym": 0.2, "polarity_cluster": 0.002,
+               "direction_length": 0.17}
+    monkeypatch.setattr(st_debias.evaluation, "load_negation_meaning_items", lambda: "items")
+    monkeypatch.setattr(st_debias.evaluation, "negation_meaning_probe", lambda cache, items: {
+        **figures, "by_antonym_kind": {}, "without_negation_direction": removed,
+    })
+    module = _load(BENCHMARKS / "selection" / "dev_probes.py", monkeypatch)
+    assert module.negation_meaning_scores(cache=None) == {
+        "nm_over_affirmative": 0.5, "nm_over_negated_antonym": 0.25, "nm_polarity_cluster": 0.04,
+        "i_wo_dir": 0.3, "ii_wo_dir": 0.2, "iii_wo_dir": 0.002, "negation_direction_norm": 0.17,
+    }
 
 
 def test_an_average_of_checkpoints_is_the_mean_of_their_weights(

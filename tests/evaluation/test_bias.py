@@ -273,6 +273,102 @@ def test_negation_meaning_probe_against_a_float64_reference():
         mean_offdiagonal_cosine(x[:1])
 
 
+def test_negation_meaning_without_direction_against_a_float64_reference():
+    """Each half's direction, its removal and the three figures computed item by item from their definitions, on
+    random embeddings with an odd number of items; the probe reports the same block, and only from four items."""
+    from st_debias.evaluation.bias import negation_meaning_probe, negation_meaning_without_direction
+    from tests.evaluation.conftest import FakeEncoder
+
+    rng = np.random.default_rng(11)
+    count, dim = 9, 6
+    a, n, b, nb = (rng.normal(size=(count, dim)) for _ in range(4))
+    n += 0.8  # a shared shift of every negation, for a direction worth removing
+    nb += 0.8
+
+    def dot(x, y):
+        return sum(float(p) * float(q) for p, q in zip(x, y, strict=True))
+
+    def cos(x, y):
+        return dot(x, y) / (dot(x, x) * dot(y, y)) ** 0.5
+
+    first, second, clusters, lengths = [], [], [], []
+    for side in (0, 1):
+        fitted = [k for k in range(count) if k % 2 != side]
+        differences = [n[k] - a[k] for k in fitted] + [nb[k] - b[k] for k in fitted]
+        mean = [sum(d[j] for d in differences) / len(differences) for j in range(dim)]
+        length = dot(mean, mean) ** 0.5
+        lengths.append(length)
+        u = [m / length for m in mean]
+
+        def removed(v, u=u):
+            along = dot(v, u)
+            return [v[j] - along * u[j] for j in range(dim)]
+
+        scored = [k for k in range(count) if k % 2 == side]
+        for k in scored:
+            nk, ak, bk, nbk = removed(n[k]), removed(a[k]), removed(b[k]), removed(nb[k])
+            first.append(cos(nk, bk) > cos(nk, ak))
+            second.append(cos(nk, bk) > cos(nk, nbk))
+        pairs = [(k, m) for k in scored for m in scored if k != m]
+        negated = sum(cos(removed(n[k]), removed(n[m])) for k, m in pairs) / len(pairs)
+        affirmative = sum(cos(removed(a[k]), removed(a[m])) for k, m in pairs) / len(pairs)
+        clusters.append(negated - affirmative)
+
+    out = negation_meaning_without_direction(a, n, b, nb)
+    assert out == {
+        "paraphrase_over_affirmative": pytest.approx(np.mean(first)),
+        "paraphrase_over_negated_antonym": pytest.approx(np.mean(second)),
+        "polarity_cluster": pytest.approx(np.mean(clusters), abs=1e-12),
+        "direction_length": pytest.approx(np.mean(lengths), abs=1e-12),
+    }
+    assert 0.0 < out["paraphrase_over_affirmative"] < 1.0  # a reference that can tell items apart
+
+    unit = np.concatenate([a, n, b, nb])
+    unit /= np.linalg.norm(unit, axis=1, keepdims=True)
+    names = [f"{column}{k}" for column in ("a", "not a", "b", "not b") for k in range(count)]
+    table = dict(zip(names, unit.tolist(), strict=True))
+    rows = [(f"a{k}", f"not a{k}", f"b{k}", f"not b{k}") for k in range(count)]
+    probe = negation_meaning_probe(EmbeddingCache(FakeEncoder(table)), _items(rows))
+    expected = negation_meaning_without_direction(*(unit[k * count:(k + 1) * count] for k in range(4)))
+    assert probe["without_negation_direction"] == pytest.approx(expected, abs=1e-6)
+    assert "without_negation_direction" not in negation_meaning_probe(
+        EmbeddingCache(FakeEncoder(table)), _items(rows[:3])
+    )
+    with pytest.raises(ValueError, match="at least four items"):
+        negation_meaning_without_direction(a[:3], n[:3], b[:3], nb[:3])
+
+
+def test_removing_the_common_direction_shows_the_meaning_under_it():
+    """"not A" = 0.45·B + 0.2·A + 2u and "not B" = 0.45·A + 0.2·B + 2u, and "A" carries u too: as scored, "not A" is
+    nearer "A" and "not B" (the shared u), and negated sentences cluster; with u removed, "not A" is nearer "B" and
+    the cluster is gone."""
+    from st_debias.evaluation.bias import negation_meaning_probe
+    from tests.evaluation.conftest import FakeEncoder
+
+    rng = np.random.default_rng(0)
+    dim, count = 512, 400  # enough items that each half's estimate of u is close to u
+
+    def unit(x):
+        return x / np.linalg.norm(x)
+
+    u = unit(rng.normal(size=dim))
+    table, rows = {}, []
+    for k in range(count):
+        a, b = (unit(rng.normal(size=dim)) for _ in range(2))
+        row = (f"a{k}", f"not a{k}", f"b{k}", f"not b{k}")
+        for name, vector in zip(row, (a + u, 0.45 * b + 0.2 * a + 2 * u, b, 0.45 * a + 0.2 * b + 2 * u), strict=True):
+            table[name] = unit(vector).tolist()
+        rows.append(row)
+    out = negation_meaning_probe(EmbeddingCache(FakeEncoder(table)), _items(rows))
+    assert out["paraphrase_over_affirmative"] == 0.0 and out["paraphrase_over_negated_antonym"] == 0.0
+    assert out["polarity_cluster"] > 0.2
+    removed = out["without_negation_direction"]
+    assert removed["paraphrase_over_affirmative"] == 1.0
+    assert removed["paraphrase_over_negated_antonym"] == 1.0  # not B = 0.45·A + 0.2·B once u is gone
+    assert abs(removed["polarity_cluster"]) < 0.05
+    assert removed["direction_length"] > 0.1
+
+
 def test_negation_meaning_probe_by_antonym_kind_against_a_float64_reference():
     """(i) and (ii) on the prefixed items ("able"/"unable") and on the others, each from its definition."""
     from st_debias.evaluation.bias import negation_meaning_probe

@@ -37,6 +37,9 @@ def test_eval_two_models_side_by_side(tiny_st_dir, mini_data, tmp_path, capsys):
     meaning = entry["bias"]["negation_meaning"]
     assert meaning["items"] == entry["sources"]["negation_meaning"]["items"] >= 5
     assert 0.0 <= meaning["paraphrase_over_negated_antonym"] <= 1.0 and -2.0 < meaning["polarity_cluster"] < 2.0
+    removed = meaning["without_negation_direction"]
+    assert 0.0 <= removed["paraphrase_over_affirmative"] <= 1.0 and removed["direction_length"] > 0.0
+    assert (out / "negation_meaning.png").exists()
     sides = entry["bias"]["cont_oppn"]["STSBenchmark"]["oppn_sides"]
     assert set(sides) == {"high_overlap_low_score", "low_overlap_high_score", "on_median"}
     assert results[0]["sts"] == results[1]["sts"]
@@ -45,6 +48,7 @@ def test_eval_two_models_side_by_side(tiny_st_dir, mini_data, tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "| metric |" in printed and "| word order mean cosine ↓ |" in printed
     assert "Oppn: high overlap, low score" in printed
+    assert "| negation meaning (i) without the negations' common direction ↑ |" in printed
 
 
 def test_unique_sentences_encoded_once_across_tasks(tiny_model, mini_data):

@@ -58,3 +58,12 @@ def test_docs_reference_table_shows_the_packaged_figures() -> None:
     spread = result["bias"]["alignment_uniformity"]
     shown = f"{spread['alignment']:.3f} / {spread['uniformity']:.3f}".replace("-", "\N{MINUS SIGN}")
     assert rows[f"alignment / uniformity ({spread['dataset'].replace('STSBenchmark', 'STS-B')} test)"] == shown
+    meaning = result["bias"]["negation_meaning"]
+    removed = meaning["without_negation_direction"]
+    figures = ("paraphrase_over_affirmative", "paraphrase_over_negated_antonym", "polarity_cluster")
+    assert rows[f"negation meaning (i) / (ii) / (iii), {meaning['items']} items"] == " / ".join(
+        f"{meaning[key]:.3f}" for key in figures
+    )
+    assert rows["the same without the negations' common direction; its length"] == (
+        " / ".join(f"{removed[key]:.3f}" for key in figures) + f"; {removed['direction_length']:.3f}"
+    )

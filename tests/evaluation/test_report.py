@@ -9,6 +9,7 @@ from st_debias.evaluation.bias import HISTOGRAM_EDGES
 from st_debias.evaluation.plots import (
     plot_cont_oppn,
     plot_negation_histograms,
+    plot_negation_meaning,
     plot_scores,
     plot_sts_subsets,
     plot_word_order_histograms,
@@ -258,3 +259,27 @@ def test_report_shows_negation_meaning_by_antonym_kind_and_reads_results_without
     assert "| negation meaning (i): not A closer to B than to A ↑ | 0.550 | 0.600 | +0.050 |" in table
     assert "| negation meaning (i), antonyms like able/unable ↑ | – | 0.750 |" in table
     assert "| negation meaning (ii), antonyms like large/small ↑ | – | 0.000 |" in table
+
+
+def test_report_and_plot_show_negation_meaning_without_the_common_direction(two_results, tmp_path):
+    """The table gains the direction-free rows where an entry has them; the plot draws each figure as scored and
+    without the direction, and leaves out what an entry lacks."""
+    first, second = two_results
+    first["bias"]["negation_meaning"] = {"paraphrase_over_affirmative": 0.55, "paraphrase_over_negated_antonym": 0.1,
+                                         "polarity_cluster": 0.05}  # written before the block existed
+    second["bias"]["negation_meaning"] = {
+        "paraphrase_over_affirmative": 0.6, "paraphrase_over_negated_antonym": 0.2, "polarity_cluster": 0.02,
+        "without_negation_direction": {"paraphrase_over_affirmative": 0.3, "paraphrase_over_negated_antonym": 0.25,
+                                       "polarity_cluster": 0.004, "direction_length": 0.2},
+    }
+    table = compare_table(two_results)
+    assert "| negation meaning (i) without the negations' common direction ↑ | – | 0.300 |" in table
+    assert "| negation meaning (iii) without the negations' common direction ↓ | – | 0.004 |" in table
+    assert "| negation direction length | – | 0.200 |" in table
+    fig = plot_negation_meaning(two_results)
+    shares = [patch.get_height() for patch in fig.axes[0].patches]
+    np.testing.assert_allclose(shares, [0.55, 0.1, 0.6, 0.2, 0.3, 0.25])  # first as scored; second as scored, then without
+    others = [patch.get_height() for patch in fig.axes[1].patches]
+    np.testing.assert_allclose(others, [0.05, np.nan, 0.02, np.nan, 0.004, 0.2])
+    write_report(two_results, tmp_path)
+    assert "![Negation meaning](negation_meaning.png)" in (tmp_path / "report.md").read_text(encoding="utf-8")
