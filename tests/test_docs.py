@@ -381,6 +381,9 @@ MAIN_JOB_ROWS = {
     "CANNOT negation cosine": ("negation mean cosine",),
     "word order": ("word order mean cosine",),
     "negation meaning": ("negation meaning (ii)", "negation meaning (iii)"),
+    "negation meaning without the negations' common direction": tuple(
+        f"negation meaning ({figure}) without the negations' common direction" for figure in ("i", "ii", "iii")
+    ),
     "negation meaning, prefixed antonyms": (
         "negation meaning (i), antonyms like able/unable", "negation meaning (ii), antonyms like able/unable",
     ),
