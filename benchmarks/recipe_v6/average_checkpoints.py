@@ -14,8 +14,9 @@ The probe's (iii) says negated sentences share a direction whatever they say, an
 to checkpoint. "Without the direction" scores (i), (ii) and (iii) again after removing, from every probe sentence,
 the mean of (not A − A) and (not B − B) over the other half of the items (the items split by parity, each half
 scored with the other half's direction), then normalising: what the model says a negation means once it no longer
-says "negated" (the library probe's ``without_negation_direction``). ``--every-checkpoint`` adds (i), (ii) and (iii) with and without the direction for every kept
-checkpoint (a second table, and a plot next to the table: ``<out>.png``).
+says "negated" (the library probe's ``without_negation_direction``). ``--every-checkpoint`` adds (i), (ii) and
+(iii) with and without the direction for every kept checkpoint (a second table, and a plot next to the table:
+``<out>.png``).
 """
 
 from __future__ import annotations
@@ -54,13 +55,6 @@ DIRECTION_COLUMNS = (
     ("ii_wo_dir", "(ii) w/o dir.", 3), ("nm_polarity_cluster", "(iii) ↓", 4), ("iii_wo_dir", "(iii) w/o dir. ↓", 4),
     ("negation_direction_norm", "direction norm", 4),
 )
-
-
-def direction_row(cache) -> dict[str, float]:
-    """The dev probe's negation-meaning figures, as scored and without the common direction (the library's)."""
-    from dev_probes import negation_meaning_scores
-
-    return negation_meaning_scores(cache)
 
 
 def direction_table(rows: list[dict], label: str, cell, numeric_label: bool = False) -> list[str]:
@@ -144,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--out {args.out}: no folder {args.out.parent}")
 
     import select_dev
+    from dev_probes import negation_meaning_scores
 
     from st_debias.evaluation import EmbeddingCache
     from st_debias.recipes.train import load_start_model
@@ -163,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.every_checkpoint:
         for step, folder in [(0, None), *kept.items()]:
             cache = EmbeddingCache(start if folder is None else averaged([folder], length))
-            trace.append({"step": step, **direction_row(cache)})
+            trace.append({"step": step, **negation_meaning_scores(cache)})
             print(f"[average] step {step}: {trace[-1]}", flush=True)
         plot_trace(trace, args.out.with_suffix(".png"), args.run.name)
 

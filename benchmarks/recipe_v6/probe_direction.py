@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
 sys.path.append(str(Path(__file__).resolve().parents[1] / "selection"))  # dev_probes
 from benchmarks.harness.provenance import write_table  # noqa: E402
-from benchmarks.recipe_v6.average_checkpoints import direction_row, direction_table  # noqa: E402
+from benchmarks.recipe_v6.average_checkpoints import direction_table  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,6 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.out.parent.is_dir():
         parser.error(f"--out {args.out}: no folder {args.out.parent}")
 
+    from dev_probes import negation_meaning_scores
     from sentence_transformers import SentenceTransformer
 
     from st_debias.evaluation import EmbeddingCache, load_negation_meaning_items
@@ -47,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     ]:
         print(f"[probe_direction] scoring {label}", flush=True)
         cache = EmbeddingCache(load())
-        rows.append({"model": label, **direction_row(cache)})
+        rows.append({"model": label, **negation_meaning_scores(cache)})  # as scored and without the direction
     lines = [
         f"The negation-meaning probe ({len(items)} items) as scored and with the negated sentences' common direction "
         "removed (w/o dir.; `average_checkpoints.py`).",

@@ -432,7 +432,6 @@ __getattr__, _ = lazy_exports(
     moved={
         "plot_cont_oppn": "st_debias.evaluation.plots",
         "plot_negation_histograms": "st_debias.evaluation.plots",
-        "plot_negation_meaning": "st_debias.evaluation.plots",
         "plot_probe_histograms": "st_debias.evaluation.plots",
         "plot_scores": "st_debias.evaluation.plots",
         "plot_word_order_histograms": "st_debias.evaluation.plots",
