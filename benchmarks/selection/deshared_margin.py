@@ -19,11 +19,15 @@ difference (ñ = a); the loss is meant for training batches of many rows from se
 
 :func:`register` adds the class to the recipe loss registry, so that a lab recipe YAML can name it
 (``select_dev.py`` calls it), with ``DesharedColumnViewsLoss``: the same margin under ``ColumnViewsMarginLoss``'s
-views (``column_views.py``).
+views (``column_views.py``), and ``DesharedClusterCapLoss``: the same margin beside ``ClusterCapMarginLoss``'s cap or
+hold on the negated rows' cluster (``cluster_cap.py``). Under the plain margin, holding the cluster at the start
+model's level left the margin nothing to separate with; the deshared margin separates by what is particular to
+each row, which the hold does not bound.
 """
 
 from __future__ import annotations
 
+from cluster_cap import ClusterCapMarginLoss
 from column_views import ColumnViewsMarginLoss
 from torch import Tensor
 
@@ -59,10 +63,16 @@ class DesharedColumnViewsLoss(ColumnViewsMarginLoss, DesharedMarginLoss):
     ``DesharedMarginLoss``'s. The views see the negations as they are; only the margin scores them deshared."""
 
 
+class DesharedClusterCapLoss(ClusterCapMarginLoss, DesharedMarginLoss):
+    """``ClusterCapMarginLoss`` (the margin plus a cap or a hold on the negation column's cluster, against the start
+    model on the same rows) whose margin is ``DesharedMarginLoss``'s. The cap sees the negations as they are; only the
+    margin scores them deshared."""
+
+
 def register() -> None:
-    """Add ``DesharedMarginLoss`` and ``DesharedColumnViewsLoss`` to the recipe loss registry (for lab recipes; the
-    library's docs list only its own losses)."""
+    """Add ``DesharedMarginLoss``, ``DesharedColumnViewsLoss`` and ``DesharedClusterCapLoss`` to the recipe loss
+    registry (for lab recipes; the library's docs list only its own losses)."""
     from st_debias.recipes import losses
 
-    for name in ("DesharedMarginLoss", "DesharedColumnViewsLoss"):
+    for name in ("DesharedMarginLoss", "DesharedColumnViewsLoss", "DesharedClusterCapLoss"):
         losses.LOSSES.setdefault(name, __name__)

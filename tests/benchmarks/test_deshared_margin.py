@@ -98,3 +98,37 @@ def test_under_column_views_only_the_margin_is_deshared(monkeypatch) -> None:
     direction = deshared_margin.common_direction(columns[0], columns[2])
     monkeypatch.setattr(deshared_margin, "common_direction", lambda anchor, negation: direction)
     assert torch.autograd.gradcheck(lambda *c: summed.compute_loss_from_embeddings(list(c)), tuple(columns))
+
+
+def test_beside_the_cluster_hold_only_the_margin_is_deshared(monkeypatch, tiny_model) -> None:
+    import cluster_cap
+    from cluster_cap import ClusterCapMarginLoss
+    from deshared_margin import DesharedClusterCapLoss
+
+    generator = torch.Generator().manual_seed(3)
+    columns = [torch.randn(6, 8, generator=generator, dtype=torch.float64, requires_grad=True) for _ in range(4)]
+    columns[2].data += 2.0 * torch.eye(8, dtype=torch.float64)[0]  # a shared direction, so the hold is active
+    settings = {"alpha": 0.1, "beta": 0.3, "margin_weight": 0.7, "scale": 5.0, "cap_weight": 0.9, "cap_shape": "hold"}
+    got = DesharedClusterCapLoss(None, return_parts=True, **settings).compute_loss_from_embeddings(columns, reference_excess=0.05)
+    plain = ClusterCapMarginLoss(None, return_parts=True, **settings).compute_loss_from_embeddings(columns, reference_excess=0.05)
+    margin = DesharedMarginLoss(None, contrastive=None, alpha=0.1, beta=0.3, margin_weight=0.7).compute_loss_from_embeddings(columns[:3])
+    assert got["margin"].item() == pytest.approx(margin.item(), rel=1e-12)
+    assert got["margin"].item() != pytest.approx(plain["margin"].item(), rel=1e-6)
+    assert got["cluster_cap"].item() == pytest.approx(plain["cluster_cap"].item(), rel=1e-12)
+    assert got["cluster_cap"].item() > 0
+    assert got["contrastive"].item() == pytest.approx(plain["contrastive"].item(), rel=1e-12)
+    summed = DesharedClusterCapLoss(None, **settings)
+    expected = reference(columns, 0.1, 0.3, 0.7, 5.0) + got["cluster_cap"].item()
+    assert summed.compute_loss_from_embeddings(columns, reference_excess=0.05).item() == pytest.approx(expected, rel=1e-10)
+    direction = deshared_margin.common_direction(columns[0], columns[2])
+    held = cluster_cap.mean_pairwise_cosine(columns[0]).detach()
+    monkeypatch.setattr(deshared_margin, "common_direction", lambda anchor, negation: direction)
+    monkeypatch.setattr(cluster_cap, "cluster_excess", lambda anchor, negation: cluster_cap.mean_pairwise_cosine(negation) - held)
+    assert torch.autograd.gradcheck(
+        lambda *c: summed.compute_loss_from_embeddings(list(c), reference_excess=0.05), tuple(columns)
+    )
+    built = recipe_built_lab_loss(
+        deshared_margin.register, "DesharedClusterCapLoss",
+        {"cap_weight": 0.5, "cap_rows": "negated", "cap_shape": "hold", "margin_weight": 2e-3}, tiny_model,
+    )
+    assert isinstance(built, DesharedClusterCapLoss) and built.get_config_dict()["cap_shape"] == "hold"
