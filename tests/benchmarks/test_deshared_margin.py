@@ -132,3 +132,26 @@ def test_beside_the_cluster_hold_only_the_margin_is_deshared(monkeypatch, tiny_m
         {"cap_weight": 0.5, "cap_rows": "negated", "cap_shape": "hold", "margin_weight": 2e-3}, tiny_model,
     )
     assert isinstance(built, DesharedClusterCapLoss) and built.get_config_dict()["cap_shape"] == "hold"
+
+
+def test_early_views_weigh_for_their_steps_then_nothing(tiny_model) -> None:
+    from deshared_margin import EarlyViewsDesharedLoss
+
+    settings = {"view_columns": ("negation",), "view_weight": 0.5, "alpha": 0.1, "beta": 0.3, "margin_weight": 0.7,
+                "return_parts": True}
+    loss = EarlyViewsDesharedLoss(tiny_model, view_steps=2, **settings)
+    features = [tiny_model.tokenize(texts) for texts in (["a b c", "d e f"], ["b a c", "e d f"], ["not a b c", "not d e f"])]
+    with torch.no_grad():  # an evaluation call is not a training step
+        loss([dict(f) for f in features])
+    tiny_model.eval()  # no dropout: every call embeds the same, so the parts compare exactly
+    views = [loss([dict(f) for f in features])["contrastive_negation"].item() for _ in range(4)]
+    assert views[0] == views[1] > 0 and views[2] == views[3] == 0.0
+    plain = DesharedColumnViewsLoss(tiny_model, **settings)([dict(f) for f in features])
+    assert views[0] == pytest.approx(plain["contrastive_negation"].item(), rel=1e-6)
+    assert loss.get_config_dict()["view_weight"] == 0.5 and loss.get_config_dict()["view_steps"] == 2
+    with pytest.raises(ValueError, match="view_steps"):
+        EarlyViewsDesharedLoss(None, view_steps=-1)
+    built = recipe_built_lab_loss(
+        deshared_margin.register, "EarlyViewsDesharedLoss", {"view_steps": 150, "view_weight": 0.5}, tiny_model
+    )
+    assert built.view_steps == 150
