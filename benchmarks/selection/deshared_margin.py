@@ -78,6 +78,9 @@ class EarlyViewsDesharedLoss(DesharedColumnViewsLoss):
     its highest at the first checkpoint, step 25), then leaves them, so that over a long budget it does not go on
     taking away the direction they share.
 
+    With ``view_fade=True`` the weight falls linearly instead, from ``view_weight`` at the first step to zero at step
+    ``view_steps``: over a run of ``view_steps`` steps it falls as the learning rate does after its warm-up.
+
     The steps are counted as the loss is called with gradients on (one call per optimiser step, without gradient
     accumulation); a resumed run counts from zero again, so it gets the views for ``view_steps`` more steps.
     """
@@ -86,6 +89,7 @@ class EarlyViewsDesharedLoss(DesharedColumnViewsLoss):
         self,
         model: SentenceTransformer | None,
         view_steps: int = 100,
+        view_fade: bool = False,
         view_columns: Sequence[str] = ("negation",),
         view_weight: float = 1.0,
         alpha: float = 0.05,
@@ -105,17 +109,20 @@ class EarlyViewsDesharedLoss(DesharedColumnViewsLoss):
         if view_steps < 0:
             raise ValueError(f"EarlyViewsDesharedLoss: view_steps must be >= 0, got {view_steps}.")
         self.view_steps = int(view_steps)
+        self.view_fade = bool(view_fade)
         self.full_view_weight = self.contrastive_weight
         self.training_calls = 0
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> LossOutput:
         if torch.is_grad_enabled():
-            self.contrastive_weight = self.full_view_weight if self.training_calls < self.view_steps else 0.0
+            left = max(0.0, 1.0 - self.training_calls / self.view_steps) if self.view_steps else 0.0
+            self.contrastive_weight = self.full_view_weight * (left if self.view_fade else float(left > 0))
             self.training_calls += 1
         return super().forward(sentence_features, labels)
 
     def get_config_dict(self) -> dict[str, Any]:
-        return {**super().get_config_dict(), "view_weight": self.full_view_weight, "view_steps": self.view_steps}
+        return {**super().get_config_dict(), "view_weight": self.full_view_weight, "view_steps": self.view_steps,
+                "view_fade": self.view_fade}
 
 
 class DesharedClusterCapLoss(ClusterCapMarginLoss, DesharedMarginLoss):

@@ -149,6 +149,9 @@ def test_early_views_weigh_for_their_steps_then_nothing(tiny_model) -> None:
     plain = DesharedColumnViewsLoss(tiny_model, **settings)([dict(f) for f in features])
     assert views[0] == pytest.approx(plain["contrastive_negation"].item(), rel=1e-6)
     assert loss.get_config_dict()["view_weight"] == 0.5 and loss.get_config_dict()["view_steps"] == 2
+    fading = EarlyViewsDesharedLoss(tiny_model, view_steps=4, view_fade=True, **settings)
+    faded = [fading([dict(f) for f in features])["contrastive_negation"].item() for _ in range(5)]
+    assert faded == pytest.approx([views[0] * share for share in (1.0, 0.75, 0.5, 0.25, 0.0)], rel=1e-6)
     with pytest.raises(ValueError, match="view_steps"):
         EarlyViewsDesharedLoss(None, view_steps=-1)
     built = recipe_built_lab_loss(
