@@ -19,11 +19,9 @@ difference (ñ = a); the loss is meant for training batches of many rows from se
 
 :func:`register` adds the class to the recipe loss registry, so that a lab recipe YAML can name it
 (``select_dev.py`` calls it), with ``DesharedColumnViewsLoss``: the same margin under ``ColumnViewsMarginLoss``'s
-views (``column_views.py``), and ``DesharedClusterCapLoss``: the same margin beside ``ClusterCapMarginLoss``'s cap or
-hold on the negated rows' cluster (``cluster_cap.py``), and ``EarlyViewsDesharedLoss``: ``DesharedColumnViewsLoss`` with
-its views for the first training steps only. Under the plain margin, holding the cluster at the start
-model's level left the margin nothing to separate with; the deshared margin separates by what is particular to
-each row, which the hold does not bound.
+views (``column_views.py``); ``EarlyViewsDesharedLoss``, those views over the first training steps only; and
+``DesharedClusterCapLoss``, the same margin beside ``ClusterCapMarginLoss``'s cap or hold on the negated rows' cluster
+(``cluster_cap.py``).
 """
 
 from __future__ import annotations
@@ -82,7 +80,8 @@ class EarlyViewsDesharedLoss(DesharedColumnViewsLoss):
     ``view_steps``: over a run of ``view_steps`` steps it falls as the learning rate does after its warm-up.
 
     The steps are counted as the loss is called with gradients on (one call per optimiser step, without gradient
-    accumulation); a resumed run counts from zero again, so it gets the views for ``view_steps`` more steps.
+    accumulation); a resumed run counts from zero again, so it gets the views for ``view_steps`` more steps. At weight
+    zero the views are still embedded, so that dropout draws the same masks as in the run with the views throughout.
     """
 
     def __init__(
@@ -115,8 +114,12 @@ class EarlyViewsDesharedLoss(DesharedColumnViewsLoss):
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> LossOutput:
         if torch.is_grad_enabled():
-            left = max(0.0, 1.0 - self.training_calls / self.view_steps) if self.view_steps else 0.0
-            self.contrastive_weight = self.full_view_weight * (left if self.view_fade else float(left > 0))
+            step = self.training_calls
+            if self.view_fade:
+                share = max(0.0, 1.0 - step / self.view_steps) if self.view_steps else 0.0
+            else:
+                share = float(step < self.view_steps)
+            self.contrastive_weight = self.full_view_weight * share
             self.training_calls += 1
         return super().forward(sentence_features, labels)
 
@@ -128,7 +131,8 @@ class EarlyViewsDesharedLoss(DesharedColumnViewsLoss):
 class DesharedClusterCapLoss(ClusterCapMarginLoss, DesharedMarginLoss):
     """``ClusterCapMarginLoss`` (the margin plus a cap or a hold on the negation column's cluster, against the start
     model on the same rows) whose margin is ``DesharedMarginLoss``'s. The cap sees the negations as they are; only the
-    margin scores them deshared."""
+    margin scores them deshared: it separates by what is particular to each row, which a hold on the cluster does not
+    bound (under the plain margin, the hold left the margin nothing to separate with)."""
 
 
 def register() -> None:
