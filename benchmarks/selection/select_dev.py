@@ -323,11 +323,13 @@ def main(argv: list[str] | None = None) -> int:
     import deshared_margin
     import held_out_pairs
     import meaning_weight
+    import teacher_structure
 
     column_views.register()  # the lab losses a variant's YAML may name
     deshared_margin.register()
     cluster_cap.register()
     meaning_weight.register()
+    teacher_structure.register()
     affirmative_negatives.register()  # and the lab mix sources
     held_out_pairs.register()
     check_inputs(parser, args)

@@ -15,12 +15,13 @@ def similarity_drift(embeddings: Tensor, reference: Tensor) -> Tensor:
 
         \frac{1}{B(B-1)} \sum_{i \ne j} \big(s(h_i, h_j) - s(h^*_i, h^*_j)\big)^2
 
-    where :math:`h` are the current embeddings and :math:`h^*` the reference's for the same sentences.
+    where :math:`h` are the current embeddings and :math:`h^*` the reference's for the same sentences. Only
+    the cosines are compared, so the reference may be another model of another width: the rows must match.
     Zero for a batch of one row (no pair to compare). The maths runs in float32 or wider.
     """
-    if embeddings.shape != reference.shape:
+    if embeddings.dim() != 2 or reference.dim() != 2 or embeddings.size(0) != reference.size(0):
         raise ValueError(f"similarity_drift: embeddings {tuple(embeddings.shape)} and reference "
-                         f"{tuple(reference.shape)} must have the same shape.")
+                         f"{tuple(reference.shape)} must be matrices with the same rows (one per sentence).")
     rows = embeddings.size(0)
     if rows < 2:
         return embeddings.sum() * 0.0

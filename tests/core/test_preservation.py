@@ -37,7 +37,17 @@ def test_drift_is_zero_for_the_reference_itself_and_float16_is_finite():
     assert drift.dtype == torch.float32 and torch.isfinite(drift)
 
 
-def test_shape_mismatch_is_named():
+def test_a_reference_of_another_width_is_compared_by_its_cosines():
+    """Guards against truncating or padding a wider reference (another model) instead of comparing cosines."""
+    g = torch.Generator().manual_seed(7)
+    current = torch.randn(5, 3, generator=g, dtype=torch.float64)
+    reference = torch.randn(5, 8, generator=g, dtype=torch.float64)
+    got = core.similarity_drift(current, reference).item()
+    assert got == pytest.approx(similarity_drift_reference(current.tolist(), reference.tolist()), abs=1e-12)
+
+
+@pytest.mark.parametrize("reference", [torch.zeros(2, 4), torch.zeros(3, 4, 1)])
+def test_row_mismatch_is_named(reference):
     """Guards against broadcasting a reference of other rows into a meaningless drift."""
-    with pytest.raises(ValueError, match="same shape"):
-        core.similarity_drift(torch.zeros(3, 4), torch.zeros(2, 4))
+    with pytest.raises(ValueError, match="same rows"):
+        core.similarity_drift(torch.zeros(3, 4), reference)
