@@ -69,7 +69,9 @@ class SimilarityPreservation(nn.Module):
             loss: an st_debias loss (it must embed through ``loss.embed``, as every st_debias loss does).
             weight: :math:`w \ge 0`.
             reference: a frozen model to compare with (default: a copy of ``model`` at construction). It is
-                held outside the module tree, so it is neither trained nor saved with the model.
+                held outside the module tree, so it is neither trained nor saved with the model. It embeds the
+                trained model's token ids, so it must share ``model``'s tokenizer; its width may differ (only
+                cosines are compared).
             return_parts: return the named parts instead of their sum (for the trainer's per-part logging).
             without_dropout: compare anchors embedded with dropout off (needs ``model``; see Dropout above).
 
@@ -78,6 +80,10 @@ class SimilarityPreservation(nn.Module):
 
         Inputs:
             Those of the wrapped loss; the first column (the anchors) is the one preserved.
+
+        Raises:
+            ValueError: a ``reference`` whose tokenizer's vocabulary is not ``model``'s (it would read the
+                trained model's token ids as other words).
 
         Example:
             ::
@@ -113,6 +119,15 @@ class SimilarityPreservation(nn.Module):
             if model is None:
                 raise ValueError("SimilarityPreservation: pass model (its frozen copy is the reference) or reference=.")
             reference = copy.deepcopy(model)
+        elif model is not None and _vocabulary(reference) != _vocabulary(model):
+            raise ValueError(
+                "SimilarityPreservation: the reference embeds the trained model's token ids, so it needs the same "
+                "tokenizer; this reference's vocabulary differs from the model's. Use a reference trained from the "
+                "same base model, or the default (a frozen copy of the model)."
+            )
+        # A wider reference of the model's own width is the untruncated model under MatryoshkaLoss: compare the
+        # same prefix. A reference of another width is another model: compare its own cosines.
+        self._reference_width = _width(model) if model is not None else None
         reference.requires_grad_(False)
         reference.eval()
         # A list, not an attribute module: the reference is not a submodule, so it is not saved or optimised.
@@ -131,7 +146,7 @@ class SimilarityPreservation(nn.Module):
 
     def _with_preservation(self, output: LossOutput, anchors: Tensor, reference: Tensor) -> LossOutput:
         parts = dict(output) if isinstance(output, dict) else {type(self.loss).__name__: output}
-        if reference.size(-1) > anchors.size(-1):
+        if reference.size(-1) > anchors.size(-1) and reference.size(-1) == (self._reference_width or reference.size(-1)):
             # Inside MatryoshkaLoss the anchors are truncated: compare with the same prefix of the reference.
             reference = reference[..., : anchors.size(-1)]
         drift = core.similarity_drift(anchors, reference.to(anchors.device))
@@ -193,6 +208,18 @@ class SimilarityPreservation(nn.Module):
     def citation(self) -> str:
         inner = getattr(self.loss, "citation", "") or ""
         return LWF_CITATION + inner
+
+
+def _vocabulary(model: Any) -> dict[str, int] | None:
+    """A SentenceTransformer's token → id map (None for a model without a tokenizer)."""
+    tokenizer = getattr(model, "tokenizer", None)
+    return tokenizer.get_vocab() if tokenizer is not None and hasattr(tokenizer, "get_vocab") else None
+
+
+def _width(model: Any) -> int | None:
+    """A SentenceTransformer's embedding width, None when it does not say."""
+    width = getattr(model, "get_sentence_embedding_dimension", None)
+    return width() if callable(width) else None
 
 
 LWF_CITATION = """

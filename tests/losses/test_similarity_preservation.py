@@ -133,3 +133,39 @@ def test_recipe_field_sets_without_dropout(tiny_model, tmp_path):
     rows = Dataset.from_dict({"anchor": ["a"], "positive": ["a"], "negative": ["not a"]})
     loss, _ = build_loss(load_recipe(path).loss, tiny_model, rows, show_progress_bar=False)
     assert isinstance(loss, SimilarityPreservation) and loss.without_dropout and loss.weight == 5.0
+
+
+def test_a_reference_with_another_tokenizer_is_refused(tiny_model):
+    """Guards against a reference silently reading the trained model's token ids as other words."""
+
+    class OtherTokenizer:
+        def get_vocab(self) -> dict[str, int]:
+            return {"[PAD]": 0, "hello": 1}
+
+    class OtherModel(torch.nn.Module):
+        tokenizer = OtherTokenizer()
+
+    with pytest.raises(ValueError, match="same tokenizer"):
+        SimilarityPreservation(tiny_model, MarginNegationLoss(tiny_model), reference=OtherModel())
+
+
+def test_a_reference_of_another_width_is_compared_whole(tiny_model, tmp_path):
+    """Guards against cutting another model's embeddings to the trained model's width (the prefix is right only
+    for the trained model's own untruncated output, under MatryoshkaLoss)."""
+    from tests.conftest import build_tiny_model_dir, load_tiny_model
+
+    wider = load_tiny_model(build_tiny_model_dir(tmp_path / "wide", seed=2, hidden=192))
+    wider.eval()
+    tiny_model.eval()
+    loss = SimilarityPreservation(tiny_model, MarginNegationLoss(tiny_model, return_parts=True), reference=wider,
+                                  return_parts=True)
+    texts = ["A man plays a guitar.", "Stocks fell sharply.", "The cat sleeps on the sofa."]
+    features = [tiny_model.tokenize(texts) for _ in range(3)]
+    with torch.no_grad():
+        parts = loss(features)
+        anchors = tiny_model(tiny_model.tokenize(texts))["sentence_embedding"]
+        reference = wider(wider.tokenize(texts))["sentence_embedding"]
+    assert reference.size(-1) == 192 > anchors.size(-1)
+    assert parts["preservation"].item() == pytest.approx(core.similarity_drift(anchors, reference).item(), rel=1e-5)
+    cut = core.similarity_drift(anchors, reference[:, : anchors.size(-1)]).item()
+    assert parts["preservation"].item() != pytest.approx(cut, rel=1e-3)
