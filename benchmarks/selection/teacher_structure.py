@@ -9,7 +9,13 @@ the three columns together (so "X is not A" against its own "X is A" and "X is B
 
     L = L_margin + w · 1/(N(N−1)) Σ_{i≠j} (s(h_i, h_j) − s(t_i, t_j))²,    N = 3B
 
-with h the student's embeddings (dropout on) and t the teacher's (no gradient). Only cosines are compared, so the
+with h the student's embeddings (dropout on) and t the teacher's (no gradient). With ``teacher_pairs: rows`` only
+the three pairs within each row are compared, the relations the margin acts on:
+
+    L = L_margin + w · 1/(3B) Σ_i Σ_{(x, y) ∈ {(a, p), (a, n), (p, n)}} (s(x_i, y_i) − s(x*_i, y*_i))²
+
+so the teacher sets how close "X is not A" is to its own "X is A" and "X is B", and leaves unrelated sentences
+alone. Only cosines are compared, so the
 teacher may have another width and another tokeniser: it embeds the text the student's token ids decode to
 (lower-cased for an uncased student, and cut where the student's sequence length cut it). Teacher embeddings are
 kept per text, since the rows repeat over a long budget. The maths is ``st_debias.core.similarity_drift``, the
@@ -36,6 +42,8 @@ if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
 STRUCTURE_COLUMNS = 3  # anchor, paraphrase, negation: the dropout views are not distilled
+ROW_PAIRS = ((0, 1), (0, 2), (1, 2))  # (anchor, paraphrase), (anchor, negation), (paraphrase, negation)
+TEACHER_PAIRS = ("batch", "rows")
 
 
 class TeacherStructureMarginLoss(MarginNegationLoss):
@@ -45,6 +53,7 @@ class TeacherStructureMarginLoss(MarginNegationLoss):
         teacher: str | None = None,
         teacher_weight: float = 1.0,
         teacher_max_seq_length: int = 64,
+        teacher_pairs: str = "batch",
         alpha: float = 0.05,
         beta: float = 0.2,
         margin_weight: float = 1e-3,
@@ -60,15 +69,21 @@ class TeacherStructureMarginLoss(MarginNegationLoss):
             teacher_weight: w ≥ 0; 0 leaves ``MarginNegationLoss`` (plus a ``teacher`` part of 0).
             teacher_max_seq_length: the teacher's token limit for the decoded text (its tokeniser may need more
                 tokens than the student's for the same words).
+            teacher_pairs: ``"batch"`` (every pair of the 3B sentences) or ``"rows"`` (the three pairs within each
+                row; module docstring).
 
         Raises:
-            ValueError: a negative ``teacher_weight``, or a model to train without a ``teacher``.
+            ValueError: a negative ``teacher_weight``, an unknown ``teacher_pairs``, or a model to train without a
+                ``teacher``.
         """
         super().__init__(model, alpha=alpha, beta=beta, margin_weight=margin_weight, scale=scale,
                          contrastive=contrastive, return_parts=return_parts)
         core.check_non_negative(teacher_weight, "teacher_weight", "TeacherStructureMarginLoss")
         if model is not None and not teacher:
             raise ValueError("TeacherStructureMarginLoss: name the teacher model (teacher: <name or folder>).")
+        if teacher_pairs not in TEACHER_PAIRS:
+            raise ValueError(f"TeacherStructureMarginLoss: teacher_pairs must be one of {TEACHER_PAIRS}, got {teacher_pairs!r}.")
+        self.teacher_pairs = teacher_pairs
         self.teacher_name = teacher
         self.teacher_weight = float(teacher_weight)
         self.teacher_max_seq_length = int(teacher_max_seq_length)
@@ -116,13 +131,22 @@ class TeacherStructureMarginLoss(MarginNegationLoss):
             raise ValueError("TeacherStructureMarginLoss.compute_loss_from_embeddings needs teacher= embeddings.")
         output = super().compute_loss_from_embeddings(embeddings, labels)
         parts = dict(output) if isinstance(output, dict) else {"MarginNegationLoss": output}
-        student = torch.cat([core.at_least_float32(e) for e in embeddings[:STRUCTURE_COLUMNS]])
-        parts["teacher"] = self.teacher_weight * core.similarity_drift(student, teacher.to(student.device))
+        student = [core.at_least_float32(e) for e in embeddings[:STRUCTURE_COLUMNS]]
+        teacher = core.at_least_float32(teacher.to(student[0].device))
+        if self.teacher_pairs == "batch":
+            term = core.similarity_drift(torch.cat(student), teacher)
+        else:
+            targets = teacher.chunk(STRUCTURE_COLUMNS)
+            term = torch.stack([
+                (core.rowwise_similarity(student[x], student[y]) - core.rowwise_similarity(targets[x], targets[y])).pow(2)
+                for x, y in ROW_PAIRS
+            ]).mean()
+        parts["teacher"] = self.teacher_weight * term
         return combine_parts(parts, self.return_parts)
 
     def get_config_dict(self) -> dict[str, Any]:
         return {**super().get_config_dict(), "teacher": self.teacher_name, "teacher_weight": self.teacher_weight,
-                "teacher_max_seq_length": self.teacher_max_seq_length}
+                "teacher_max_seq_length": self.teacher_max_seq_length, "teacher_pairs": self.teacher_pairs}
 
 
 def register() -> None:
