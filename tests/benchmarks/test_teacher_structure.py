@@ -54,6 +54,41 @@ def test_matches_the_float64_reference_and_passes_gradcheck() -> None:
     assert loss.compute_loss_from_embeddings(moved, teacher=teacher)["teacher"].item() == pytest.approx(parts["teacher"].item())
 
 
+def rows_reference(student: list[torch.Tensor], teacher: torch.Tensor) -> float:
+    """1/(3B) Σ_i Σ over (a, p), (a, n), (p, n) of (cos(x_i, y_i) − cos(x*_i, y*_i))², in float64."""
+    def cos(x: list[float], y: list[float]) -> float:
+        return sum(a * b for a, b in zip(x, y)) / math.sqrt(sum(a * a for a in x) * sum(b * b for b in y))
+
+    columns = [[[float(v) for v in row] for row in column.detach().double()] for column in student]
+    rows = len(columns[0])
+    targets = [[float(v) for v in row] for row in teacher.double()]
+    target_columns = [targets[k * rows:(k + 1) * rows] for k in range(3)]
+    total = sum((cos(columns[x][i], columns[y][i]) - cos(target_columns[x][i], target_columns[y][i])) ** 2
+                for i in range(rows) for x, y in ((0, 1), (0, 2), (1, 2)))
+    return total / (3 * rows)
+
+
+def test_rows_only_matches_its_reference_and_ignores_other_rows() -> None:
+    generator = torch.Generator().manual_seed(2)
+    columns = [torch.randn(5, 6, generator=generator, dtype=torch.float64, requires_grad=True) for _ in range(4)]
+    teacher = torch.randn(15, 9, generator=generator, dtype=torch.float64)
+    loss = TeacherStructureMarginLoss(None, teacher_weight=0.4, teacher_pairs="rows")
+    term = loss.compute_loss_from_embeddings(columns, teacher=teacher)["teacher"]
+    assert term.item() == pytest.approx(0.4 * rows_reference(columns[:3], teacher), rel=1e-10)
+    assert term.item() != pytest.approx(0.4 * structure_reference(columns[:3], teacher), rel=1e-3)
+    assert torch.autograd.gradcheck(
+        lambda *c: loss.compute_loss_from_embeddings(list(c), teacher=teacher)["teacher"], tuple(columns)
+    )
+    # Rows are compared within themselves: the same rows in another order give the same term.
+    order = torch.tensor([4, 2, 0, 3, 1])
+    shuffled = [c[order] for c in columns]
+    shuffled_teacher = torch.cat([t[order] for t in teacher.chunk(3)])
+    moved = loss.compute_loss_from_embeddings(shuffled, teacher=shuffled_teacher)["teacher"]
+    assert moved.item() == pytest.approx(term.item(), rel=1e-12)
+    with pytest.raises(ValueError, match="teacher_pairs"):
+        TeacherStructureMarginLoss(None, teacher_pairs="pairs")
+
+
 def test_weight_zero_is_the_plain_margin_and_bad_settings_are_refused(tiny_model) -> None:
     generator = torch.Generator().manual_seed(1)
     columns = [torch.randn(3, 5, generator=generator, dtype=torch.float64) for _ in range(4)]
