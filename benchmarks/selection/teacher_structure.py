@@ -18,9 +18,11 @@ so the teacher sets how close "X is not A" is to its own "X is A" and "X is B", 
 alone. Only cosines are compared, so the
 teacher may have another width and another tokeniser: it embeds the text the student's token ids decode to
 (lower-cased for an uncased student, and cut where the student's sequence length cut it). Teacher embeddings are
-kept per text, since the rows repeat over a long budget. The maths is ``st_debias.core.similarity_drift``, the
-core of ``SimilarityPreservation``, which compares the anchors only and takes the reference's token ids as the
-student's.
+kept per text, since the rows repeat over a long budget; the recipe machinery precomputes a frozen model's
+embeddings into the rows (``st_debias.data.guide.attach_guide_embeddings``) for ``InstanceWeightedMNRL``'s guide
+only, so a lab loss embeds them on its first sight of each text instead. The batch form's maths is
+``st_debias.core.similarity_drift``, the core of ``SimilarityPreservation``, which compares the anchors only and
+needs a reference with the student's tokenizer.
 
 :func:`register` adds the class to the recipe loss registry (``select_dev.py`` calls it), so a lab recipe YAML can
 name it with ``teacher: <model path>``.
@@ -93,9 +95,9 @@ class TeacherStructureMarginLoss(MarginNegationLoss):
     @property
     def teacher(self) -> Any:
         if not self._teacher:
-            from sentence_transformers import SentenceTransformer
+            from st_debias.paths import load_model
 
-            teacher = SentenceTransformer(self.teacher_name, device=str(next(self.model.parameters()).device))
+            teacher = load_model(self.teacher_name, device=str(next(self.model.parameters()).device))
             teacher.max_seq_length = self.teacher_max_seq_length
             teacher.requires_grad_(False)
             teacher.eval()

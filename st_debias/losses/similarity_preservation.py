@@ -125,9 +125,9 @@ class SimilarityPreservation(nn.Module):
                 "tokenizer; this reference's vocabulary differs from the model's. Use a reference trained from the "
                 "same base model, or the default (a frozen copy of the model)."
             )
-        # A wider reference of the model's own width is the untruncated model under MatryoshkaLoss: compare the
-        # same prefix. A reference of another width is another model: compare its own cosines.
-        self._reference_width = _width(model) if model is not None else None
+        # Under MatryoshkaLoss a reference of the model's own width is cut to the anchors' prefix; a reference of
+        # another width is another model, compared by its own cosines.
+        self._cut_to_anchor_width = model is None or _width(reference) == _width(model)
         reference.requires_grad_(False)
         reference.eval()
         # A list, not an attribute module: the reference is not a submodule, so it is not saved or optimised.
@@ -146,7 +146,7 @@ class SimilarityPreservation(nn.Module):
 
     def _with_preservation(self, output: LossOutput, anchors: Tensor, reference: Tensor) -> LossOutput:
         parts = dict(output) if isinstance(output, dict) else {type(self.loss).__name__: output}
-        if reference.size(-1) > anchors.size(-1) and reference.size(-1) == (self._reference_width or reference.size(-1)):
+        if self._cut_to_anchor_width and reference.size(-1) > anchors.size(-1):
             # Inside MatryoshkaLoss the anchors are truncated: compare with the same prefix of the reference.
             reference = reference[..., : anchors.size(-1)]
         drift = core.similarity_drift(anchors, reference.to(anchors.device))

@@ -4,7 +4,6 @@ gradcheck, on real sentences through a tiny student and a tiny teacher, and thro
 
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
 
@@ -19,18 +18,12 @@ from st_debias import core  # noqa: E402
 from st_debias.losses import MarginNegationLoss  # noqa: E402
 from tests.benchmarks.conftest import recipe_built_lab_loss  # noqa: E402
 from tests.conftest import first_sentences  # noqa: E402
+from tests.reference import cosine, similarity_drift_reference  # noqa: E402
 
 
 def structure_reference(student: list[torch.Tensor], teacher: torch.Tensor) -> float:
     """1/(N(N−1)) Σ_{i≠j} (cos(h_i, h_j) − cos(t_i, t_j))² over the three columns stacked (N = 3B), in float64."""
-    def cos(x: list[float], y: list[float]) -> float:
-        return sum(a * b for a, b in zip(x, y)) / math.sqrt(sum(a * a for a in x) * sum(b * b for b in y))
-
-    rows = [[float(v) for v in row] for column in student for row in column.detach().double()]
-    targets = [[float(v) for v in row] for row in teacher.double()]
-    n = len(rows)
-    total = sum((cos(rows[i], rows[j]) - cos(targets[i], targets[j])) ** 2 for i in range(n) for j in range(n) if i != j)
-    return total / (n * (n - 1))
+    return similarity_drift_reference(torch.cat(student), teacher)
 
 
 def test_matches_the_float64_reference_and_passes_gradcheck() -> None:
@@ -56,14 +49,10 @@ def test_matches_the_float64_reference_and_passes_gradcheck() -> None:
 
 def rows_reference(student: list[torch.Tensor], teacher: torch.Tensor) -> float:
     """1/(3B) Σ_i Σ over (a, p), (a, n), (p, n) of (cos(x_i, y_i) − cos(x*_i, y*_i))², in float64."""
-    def cos(x: list[float], y: list[float]) -> float:
-        return sum(a * b for a, b in zip(x, y)) / math.sqrt(sum(a * a for a in x) * sum(b * b for b in y))
-
-    columns = [[[float(v) for v in row] for row in column.detach().double()] for column in student]
+    columns = [column.detach().double().tolist() for column in student]
+    targets = [column.tolist() for column in teacher.double().chunk(3)]
     rows = len(columns[0])
-    targets = [[float(v) for v in row] for row in teacher.double()]
-    target_columns = [targets[k * rows:(k + 1) * rows] for k in range(3)]
-    total = sum((cos(columns[x][i], columns[y][i]) - cos(target_columns[x][i], target_columns[y][i])) ** 2
+    total = sum((cosine(columns[x][i], columns[y][i]) - cosine(targets[x][i], targets[y][i])) ** 2
                 for i in range(rows) for x, y in ((0, 1), (0, 2), (1, 2)))
     return total / (3 * rows)
 
