@@ -218,7 +218,7 @@ def _vocabulary(model: Any) -> dict[str, int] | None:
 
 def _width(model: Any) -> int | None:
     """A SentenceTransformer's embedding width, None when it does not say."""
-    width = getattr(model, "get_sentence_embedding_dimension", None)
+    width = getattr(model, "get_embedding_dimension", None)
     return width() if callable(width) else None
 
 
