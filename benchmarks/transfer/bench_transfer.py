@@ -3,7 +3,8 @@
 Three timed passes, each under :class:`benchmarks.harness.provenance.LoadWatch` once the load has settled:
 
 * ``cold``: all seven tasks with an empty embedding cache (a fresh temporary ``ST_DEBIAS_CACHE``);
-* ``cached``: the same again, embeddings read from that cache (the figures must equal ``cold``'s);
+* ``cached``: the same again, embeddings read from that cache (the figures must equal ``cold``'s); every pass
+  fits its classifiers (``reuse_scores=False``), so the cached figures are not simply read back;
 * ``quick``: the quick subset (SST-2 trained on its dev split) from another empty cache.
 
 ``--cache-dir`` keeps the embeddings, so an interrupted run (e.g. all-mpnet-base-v2 on a CPU) resumes;
@@ -46,7 +47,7 @@ MODES = tuple(TARGETS_S)
 
 def timed_pass(model: Any, tasks: tuple[str, ...], cache: Path, batch_size: int) -> dict[str, Any]:
     with LoadWatch() as watch:
-        result = evaluate_transfer(model, tasks, cache_dir=cache, batch_size=batch_size)
+        result = evaluate_transfer(model, tasks, cache_dir=cache, batch_size=batch_size, reuse_scores=False)
     return {"result": result, "machine": watch.record(), "wall_s": round(watch.wall_s, 1)}
 
 

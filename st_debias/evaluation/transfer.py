@@ -18,15 +18,22 @@ selection figure (``selection_accuracy``) comes from dev or cross-validation dat
 
 Embeddings are the model's own (not re-normalised). Every distinct sentence of the requested tasks is
 encoded once, before any classifier, and cached on disk task by task
-(:func:`st_debias.data.io.embeddings.encode_corpus`, keyed by the weights and the sentences).
+(:func:`st_debias.data.io.embeddings.encode_corpus`, keyed by the weights and the sentences). Each task's
+figures are cached too (``<cache>/transfer/<digest>.json``), keyed by the exact bytes of its features and
+labels, the protocol settings and the scikit-learn and NumPy versions: scoring the same embeddings again (the
+start model of every comparison) reads them back instead of fitting the classifiers again.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import logging
 import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -38,7 +45,11 @@ from st_debias.evaluation.transfer_data import (
     TransferTask,
     load_transfer_task,
 )
+from st_debias.files import atomic_write_json
+from st_debias.paths import cache_root
 from st_debias.progress import announce, usable_cores
+
+logger = logging.getLogger(__name__)
 
 #: Inverse regularisation strengths searched, ascending (SentEval's scikit-learn grid, 2^-2 … 2^3).
 C_GRID: tuple[float, ...] = tuple(2.0**t for t in range(-2, 4))
@@ -51,6 +62,10 @@ MAX_ITER = 1000
 
 #: Seed of the fold shuffles (SentEval's default seed).
 SEED = 1111
+
+#: Version of the code behind a task's figures. Bump it when :func:`score_task`'s computation changes, so that
+#: figures cached by the old code are recomputed, not reused.
+SCORES_FORMAT = 1
 
 #: The quick subset: SST-2 trained on its dev split instead of its 67,349 training phrases.
 QUICK_TRANSFER_TASKS: tuple[str, ...] = tuple(SST2_QUICK if t == "SST2" else t for t in TRANSFER_TASKS)
@@ -319,6 +334,41 @@ def split_embedder(
     return embed
 
 
+def scores_key(task: TransferTask, embed: Callable[[Split], np.ndarray], seed: int = SEED) -> str:
+    """The digest that a task's cached figures are stored under: the protocol settings, the scikit-learn and
+    NumPy versions, and the bytes of every split's features and labels (nothing is fitted or scored)."""
+    import sklearn
+
+    settings = {
+        "format": SCORES_FORMAT,
+        "task": [task.name, task.protocol, task.pairs, list(task.classes)],
+        "seed": seed,
+        "folds": FOLDS,
+        "grid": list(C_GRID),
+        "max_iter": MAX_ITER,
+        "versions": [sklearn.__version__, np.__version__],
+    }
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode("utf-8"))
+    for name, split in task.splits().items():
+        features = np.ascontiguousarray(embed(split))
+        digest.update(f"|{name}|{features.dtype}|{features.shape}|".encode())
+        digest.update(features.tobytes())
+        digest.update(np.asarray(split.labels, dtype=np.int64).tobytes())
+    return digest.hexdigest()
+
+
+def _cached_scores(path: Path, name: str) -> TaskResult | None:
+    if not path.is_file():
+        return None
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+        return TaskResult(name, float(stored["accuracy"]), dict(stored["details"]))
+    except (OSError, ValueError, KeyError, TypeError) as error:  # cut short, or another schema: score again
+        reason = f"{type(error).__name__}: {error}"
+        logger.warning("Transfer cache entry %s is unreadable (%s); scoring again.", path, reason)
+        return None
+
+
 def evaluate_transfer(
     model: Any,
     tasks: Sequence[str] = TRANSFER_TASKS,
@@ -329,6 +379,7 @@ def evaluate_transfer(
     show_progress_bar: bool = True,
     seed: int = SEED,
     n_jobs: int | None = None,
+    reuse_scores: bool = True,
 ) -> dict[str, Any]:
     """Score a SentenceTransformer on the transfer tasks.
 
@@ -338,11 +389,15 @@ def evaluate_transfer(
             trained on its dev split; :data:`QUICK_TRANSFER_TASKS` is the quick subset).
         data_dir: data folder (default ``$ST_DEBIAS_DATA``).
         batch_size: encode batch size.
-        cache_dir: embedding cache root (default ``$ST_DEBIAS_CACHE`` or ``~/.cache/st_debias``).
+        cache_dir: cache root of the embeddings and of each task's figures (default ``$ST_DEBIAS_CACHE`` or
+            ``~/.cache/st_debias``).
         show_progress_bar: progress bars and one line per task.
         seed: seed of the fold shuffles.
         n_jobs: processes for the outer cross-validation folds (default: the usable cores); the figures do
             not depend on it.
+        reuse_scores: reuse a task's cached figures when its features, labels and settings are byte for byte
+            those they were computed from (:func:`scores_key`); ``False`` fits every classifier again (and
+            still caches the figures).
 
     Returns:
         ``{"scores": {task: accuracy × 100, "avg"}, "selection": {task: dev/cross-validation accuracy,
@@ -365,13 +420,19 @@ def evaluate_transfer(
     details: dict[str, Any] = {}
     timing: dict[str, float] = {"encoding": round(time.perf_counter() - start, 2)}
     for number, task in enumerate(loaded, start=1):
+        start = time.perf_counter()
+        cached = cache_root(cache_dir) / "transfer" / f"{scores_key(task, embed, seed)}.json"
+        result = _cached_scores(cached, task.name) if reuse_scores else None
         sizes = ", ".join(f"{name} {len(split):,}" for name, split in task.splits().items())
         announce(
-            f"Transfer task {number}/{len(loaded)}: {task.name} ({sizes}; {task.protocol})…",
+            f"Transfer task {number}/{len(loaded)}: {task.name} ({sizes}; {task.protocol})"
+            + (": the figures of the same features, from the cache" if result else "…"),
             show_progress_bar,
         )
-        start = time.perf_counter()
-        result = score_task(task, embed, seed, n_jobs=n_jobs, show_progress_bar=show_progress_bar)
+        if result is None:
+            result = score_task(task, embed, seed, n_jobs=n_jobs, show_progress_bar=show_progress_bar)
+            stored = {"task": task.name, "accuracy": result.accuracy, "details": result.details}
+            atomic_write_json(cached, stored)
         timing[task.name] = round(time.perf_counter() - start, 2)
         scores[task.name] = result.accuracy
         selection[task.name] = result.details["selection_accuracy"]

@@ -389,9 +389,10 @@ def test_evaluate_transfer_on_real_rows_and_from_the_cache(session_tiny_model, m
     assert first["details"]["MRPC"]["f1"] is not None and first["details"]["CR"]["protocol"] == "cv"
     assert first["details"][SST2_QUICK]["selected_on"].startswith("10-fold cross-validation")
     assert len(first["details"]["CR"]["C"]) == 10 and set(first["details"]["CR"]["C"]) <= set(C_GRID)
-    cached = evaluate_transfer(
-        session_tiny_model, tasks, mini_transfer_data, cache_dir=tmp_path, show_progress_bar=False, n_jobs=2
-    )
+    cached = evaluate_transfer(  # the embeddings from the cache, every classifier fitted again
+        session_tiny_model, tasks, mini_transfer_data, cache_dir=tmp_path, show_progress_bar=False, n_jobs=2,
+        reuse_scores=False,
+    )  # fmt: skip
     assert cached["scores"] == first["scores"] and cached["details"] == first["details"]
     assert len(list((tmp_path / "embeddings").glob("*.npy"))) == 3  # one encoder call per task
 
@@ -529,3 +530,45 @@ def test_docs_recall_table_is_the_committed_ablation():
         expected = [f"{recall['transfer']['avg']:.2f}", f"{without['transfer']['avg']:.2f}",
                     f"{test_gap:+.2f}".replace("-", "−"), f"{selection_gap:+.2f}".replace("-", "−")]
         assert [cell.strip() for cell in row.split("|")[2:-1]] == expected, budget
+
+
+def test_task_figures_are_read_back_for_the_same_features(
+    session_tiny_model, mini_transfer_data, tmp_path, monkeypatch
+):
+    """A second evaluation of the same model fits no classifier and gives the same figures; ``reuse_scores=False``
+    fits them again; an unreadable entry is scored again and rewritten."""
+    tasks = ("CR", "MRPC")
+    kwargs = {"cache_dir": tmp_path, "show_progress_bar": False, "n_jobs": 1}
+    first = evaluate_transfer(session_tiny_model, tasks, mini_transfer_data, **kwargs)
+    entries = sorted((tmp_path / "transfer").glob("*.json"))
+    assert len(entries) == 2
+    fitted: list[str] = []
+    original = transfer.score_task
+
+    def counting(task, *args, **kw):
+        fitted.append(task.name)
+        return original(task, *args, **kw)
+
+    monkeypatch.setattr(transfer, "score_task", counting)
+    again = evaluate_transfer(session_tiny_model, tasks, mini_transfer_data, **kwargs)
+    assert fitted == [] and again["scores"] == first["scores"] and again["details"] == first["details"]
+    refit = evaluate_transfer(session_tiny_model, tasks, mini_transfer_data, reuse_scores=False, **kwargs)
+    assert fitted == list(tasks) and refit["scores"] == first["scores"]
+    entries[0].write_text('{"accuracy": ', encoding="utf-8")  # cut short
+    repaired = evaluate_transfer(session_tiny_model, tasks, mini_transfer_data, **kwargs)
+    assert len(fitted) == 3 and repaired["scores"] == first["scores"]
+    assert json.loads(entries[0].read_text(encoding="utf-8"))["accuracy"] in first["scores"].values()
+
+
+def test_scores_key_follows_every_byte_of_features_and_labels():
+    features, labels = _separable(0, n=40)
+    split = lambda x: Split([f"s{i}" for i in range(40)], [int(v) for v in x])  # noqa: E731
+    task = TransferTask("T", "cv", split(labels), ("a", "b"))
+    key = transfer.scores_key(task, lambda s: features)
+    assert transfer.scores_key(task, lambda s: features.copy()) == key
+    nudged = features.copy()
+    nudged[3, 1] = np.nextafter(nudged[3, 1], np.inf)
+    assert transfer.scores_key(task, lambda s: nudged) != key
+    flipped = TransferTask("T", "cv", split(1 - labels), ("a", "b"))
+    assert transfer.scores_key(flipped, lambda s: features) != key
+    assert transfer.scores_key(task, lambda s: features, seed=transfer.SEED + 1) != key
