@@ -34,7 +34,7 @@ import sys
 from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-sys.path.append(str(Path(__file__).resolve().parent))  # the lab losses beside this script, imported by main()
+sys.path.append(str(Path(__file__).resolve().parent))  # the lab modules beside this script, imported where used
 from benchmarks.harness.provenance import stamp, write_stamped_json  # noqa: E402
 from benchmarks.harness.runner import result_files, reusable, train_and_record  # noqa: E402
 from benchmarks.harness.trained import load_trained, recipe_file_of  # noqa: E402

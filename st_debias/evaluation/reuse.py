@@ -46,7 +46,8 @@ EVALUATION_FORMAT = 6
 #: Task groups whose inputs are all local files (MTEB has its own data and result cache: never reused here).
 REUSABLE_GROUPS = frozenset({"sts", "bias"})
 
-#: The transfer tasks: never stored as an entry (their embeddings are cached instead), added to a reused one.
+#: The transfer tasks: never stored as an entry (their embeddings and each task's figures have caches of their
+#: own, in :mod:`st_debias.evaluation.transfer`), added to a reused one.
 TRANSFER_GROUP = "transfer"
 
 DATA_PLACEHOLDER = f"${DATA_ENV}"
@@ -334,7 +335,7 @@ def evaluate_or_reuse(
         model: a SentenceTransformer instance.
         tasks: evaluation groups; only ``sts``/``bias`` evaluations are reused (MTEB keeps its own cache). With
             ``transfer`` among other groups, those are reused where they can be and the transfer tasks (whose
-            embeddings are cached on disk) are added to the entry.
+            embeddings and figures are cached on disk) are added to the entry.
         data_folder: data folder (default ``$ST_DEBIAS_DATA``).
         label: name shown in reports.
         cache_dir: evaluation cache root (default ``$ST_DEBIAS_CACHE`` or ~/.cache/st_debias).
@@ -349,7 +350,7 @@ def evaluate_or_reuse(
 
     groups = tuple(dict.fromkeys(tasks))
     if TRANSFER_GROUP in groups and len(groups) > 1:
-        # The transfer tasks have their own (embedding) cache: reuse the rest, then add them.
+        # The transfer tasks have their own caches (embeddings, each task's figures): reuse the rest, then add them.
         rest = tuple(group for group in groups if group != TRANSFER_GROUP)
         result = evaluate_or_reuse(
             model, rest, data_folder, label=label, cache_dir=cache_dir, show_progress_bar=show_progress_bar,

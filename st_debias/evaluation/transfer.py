@@ -13,15 +13,16 @@ The classifier is scikit-learn's ``LogisticRegression`` (L-BFGS) on the raw embe
 regularisation strength ``C`` searched over SentEval's grid (:data:`C_GRID`), each ``C`` warm-started from
 the previous one. Folds are shuffled with a fixed seed,
 so the same embeddings give the same figures to the last digit. The test sentences are encoded with the rest
-(no labels), and a task's test features and labels are read only after its regularisation is fixed: every
-selection figure (``selection_accuracy``) comes from dev or cross-validation data.
+(no labels), and a task's test features and labels reach a classifier only after its regularisation is fixed
+(before that they are only hashed, for the cache key below): every selection figure (``selection_accuracy``)
+comes from dev or cross-validation data.
 
 Embeddings are the model's own (not re-normalised). Every distinct sentence of the requested tasks is
 encoded once, before any classifier, and cached on disk task by task
 (:func:`st_debias.data.io.embeddings.encode_corpus`, keyed by the weights and the sentences). Each task's
 figures are cached too (``<cache>/transfer/<digest>.json``), keyed by the exact bytes of its features and
-labels, the protocol settings and the scikit-learn and NumPy versions: scoring the same embeddings again (the
-start model of every comparison) reads them back instead of fitting the classifiers again.
+labels, the protocol settings, the versions of the numerical libraries and the machine: scoring the same
+embeddings again (the start model of every comparison) reads them back instead of fitting the classifiers again.
 """
 
 from __future__ import annotations
@@ -334,39 +335,74 @@ def split_embedder(
     return embed
 
 
-def scores_key(task: TransferTask, embed: Callable[[Split], np.ndarray], seed: int = SEED) -> str:
-    """The digest that a task's cached figures are stored under: the protocol settings, the scikit-learn and
-    NumPy versions, and the bytes of every split's features and labels (nothing is fitted or scored)."""
+def scores_key(
+    task: TransferTask,
+    embed: Callable[[Split], np.ndarray],
+    seed: int = SEED,
+    grid: Sequence[float] = C_GRID,
+) -> str:
+    """The digest that a task's cached figures are stored under. Nothing is fitted or scored.
+
+    Args:
+        task: the task, whose name, protocol, classes and every split's labels enter the key.
+        embed: ``embed(split)``, the features :func:`score_task` would be given; their dtype, shape and bytes
+            enter the key.
+        seed: seed of the fold shuffles.
+        grid: the ``C`` values searched.
+
+    Returns:
+        A SHA-256 hex digest that also covers the fold count, the iteration limit, :data:`SCORES_FORMAT`, the
+        NumPy, SciPy and scikit-learn versions, the BLAS libraries loaded and the processor architecture.
+    """
+    import platform
+
+    import scipy
     import sklearn
+    from threadpoolctl import threadpool_info
 
     settings = {
         "format": SCORES_FORMAT,
         "task": [task.name, task.protocol, task.pairs, list(task.classes)],
         "seed": seed,
         "folds": FOLDS,
-        "grid": list(C_GRID),
+        "grid": [float(c) for c in grid],
         "max_iter": MAX_ITER,
-        "versions": [sklearn.__version__, np.__version__],
+        "versions": [np.__version__, scipy.__version__, sklearn.__version__],
+        "blas": sorted(f"{i.get('internal_api')} {i.get('version')}" for i in threadpool_info()),
+        "machine": platform.machine(),
     }
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode("utf-8"))
     for name, split in task.splits().items():
         features = np.ascontiguousarray(embed(split))
         digest.update(f"|{name}|{features.dtype}|{features.shape}|".encode())
-        digest.update(features.tobytes())
+        digest.update(memoryview(features).cast("B"))
         digest.update(np.asarray(split.labels, dtype=np.int64).tobytes())
     return digest.hexdigest()
 
 
-def _cached_scores(path: Path, name: str) -> TaskResult | None:
+def _cached_scores(path: Path, task: TransferTask) -> TaskResult | None:
+    """The figures stored in ``path``, or None when there are none or they are unreadable (then scored again)."""
     if not path.is_file():
         return None
     try:
         stored = json.loads(path.read_text(encoding="utf-8"))
-        return TaskResult(name, float(stored["accuracy"]), dict(stored["details"]))
-    except (OSError, ValueError, KeyError, TypeError) as error:  # cut short, or another schema: score again
+        details = dict(stored["details"])
+        float(details["selection_accuracy"])  # what evaluate_transfer reads, and MRPC's F1
+        if task.pairs:
+            float(details["f1"])
+        return TaskResult(task.name, float(stored["accuracy"]), details)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:  # cut short, or another schema
         reason = f"{type(error).__name__}: {error}"
         logger.warning("Transfer cache entry %s is unreadable (%s); scoring again.", path, reason)
         return None
+
+
+def _store_scores(path: Path, result: TaskResult) -> None:
+    """Cache a task's figures; a cache that cannot be written costs the next run its time, not this run."""
+    try:
+        atomic_write_json(path, {"task": result.name, "accuracy": result.accuracy, "details": result.details})
+    except OSError as error:
+        logger.warning("Transfer figures not cached in %s (%s: %s).", path, type(error).__name__, error)
 
 
 def evaluate_transfer(
@@ -401,8 +437,9 @@ def evaluate_transfer(
 
     Returns:
         ``{"scores": {task: accuracy × 100, "avg"}, "selection": {task: dev/cross-validation accuracy,
-        "avg"}, "details": {task: {...}}, "sources": {task: {...}}, "timing_s": {"encoding": seconds, task: seconds of its classifiers}}``. The
-        ``selection`` figures never touch a test split: compare recipes on them.
+        "avg"}, "details": {task: {...}}, "sources": {task: {...}}, "timing_s": {"encoding": seconds, task: seconds
+        of its classifiers, or of reading its cached figures}}``. The ``selection`` figures never touch a test
+        split: compare recipes on them.
 
     Raises:
         ValueError: an unknown task, or both ``SST2`` and ``SST2-quick``.
@@ -422,7 +459,7 @@ def evaluate_transfer(
     for number, task in enumerate(loaded, start=1):
         start = time.perf_counter()
         cached = cache_root(cache_dir) / "transfer" / f"{scores_key(task, embed, seed)}.json"
-        result = _cached_scores(cached, task.name) if reuse_scores else None
+        result = _cached_scores(cached, task) if reuse_scores else None
         sizes = ", ".join(f"{name} {len(split):,}" for name, split in task.splits().items())
         announce(
             f"Transfer task {number}/{len(loaded)}: {task.name} ({sizes}; {task.protocol})"
@@ -431,8 +468,7 @@ def evaluate_transfer(
         )
         if result is None:
             result = score_task(task, embed, seed, n_jobs=n_jobs, show_progress_bar=show_progress_bar)
-            stored = {"task": task.name, "accuracy": result.accuracy, "details": result.details}
-            atomic_write_json(cached, stored)
+            _store_scores(cached, result)
         timing[task.name] = round(time.perf_counter() - start, 2)
         scores[task.name] = result.accuracy
         selection[task.name] = result.details["selection_accuracy"]

@@ -533,15 +533,16 @@ def test_docs_recall_table_is_the_committed_ablation():
 
 
 def test_task_figures_are_read_back_for_the_same_features(
-    session_tiny_model, mini_transfer_data, tmp_path, monkeypatch
+    session_tiny_model, mini_transfer_data, tmp_path, monkeypatch, caplog
 ):
-    """A second evaluation of the same model fits no classifier and gives the same figures; ``reuse_scores=False``
-    fits them again; an unreadable entry is scored again and rewritten."""
-    tasks = ("CR", "MRPC")
+    """A second evaluation of the same model fits no classifier and gives the same figures (one task of each
+    protocol); ``reuse_scores=False`` fits them again; an unreadable or incomplete entry is scored again and
+    rewritten."""
+    tasks = ("CR", SST2_QUICK, "MRPC")
     kwargs = {"cache_dir": tmp_path, "show_progress_bar": False, "n_jobs": 1}
     first = evaluate_transfer(session_tiny_model, tasks, mini_transfer_data, **kwargs)
-    entries = sorted((tmp_path / "transfer").glob("*.json"))
-    assert len(entries) == 2
+    entries = {json.loads(p.read_text(encoding="utf-8"))["task"]: p for p in (tmp_path / "transfer").glob("*.json")}
+    assert sorted(entries) == sorted(tasks)
     fitted: list[str] = []
     original = transfer.score_task
 
@@ -551,24 +552,44 @@ def test_task_figures_are_read_back_for_the_same_features(
 
     monkeypatch.setattr(transfer, "score_task", counting)
     again = evaluate_transfer(session_tiny_model, tasks, mini_transfer_data, **kwargs)
-    assert fitted == [] and again["scores"] == first["scores"] and again["details"] == first["details"]
+    assert fitted == []
+    assert again["scores"] == first["scores"] and again["selection"] == first["selection"]
+    assert again["details"] == first["details"]
     refit = evaluate_transfer(session_tiny_model, tasks, mini_transfer_data, reuse_scores=False, **kwargs)
     assert fitted == list(tasks) and refit["scores"] == first["scores"]
-    entries[0].write_text('{"accuracy": ', encoding="utf-8")  # cut short
-    repaired = evaluate_transfer(session_tiny_model, tasks, mini_transfer_data, **kwargs)
-    assert len(fitted) == 3 and repaired["scores"] == first["scores"]
-    assert json.loads(entries[0].read_text(encoding="utf-8"))["accuracy"] in first["scores"].values()
+    fitted.clear()
+    entries["CR"].write_text('{"accuracy": ', encoding="utf-8")  # cut short
+    entries["MRPC"].write_text(json.dumps({"accuracy": 50.0, "details": {"selection_accuracy": 50.0}}))  # no F1
+    with caplog.at_level("WARNING", logger="st_debias.evaluation.transfer"):
+        repaired = evaluate_transfer(session_tiny_model, tasks, mini_transfer_data, **kwargs)
+    assert sorted(fitted) == ["CR", "MRPC"] and repaired["scores"] == first["scores"]
+    assert sum("is unreadable" in record.getMessage() for record in caplog.records) == 2
+    assert json.loads(entries["CR"].read_text(encoding="utf-8"))["accuracy"] == first["scores"]["CR"]
 
 
-def test_scores_key_follows_every_byte_of_features_and_labels():
-    features, labels = _separable(0, n=40)
-    split = lambda x: Split([f"s{i}" for i in range(40)], [int(v) for v in x])  # noqa: E731
-    task = TransferTask("T", "cv", split(labels), ("a", "b"))
-    key = transfer.scores_key(task, lambda s: features)
-    assert transfer.scores_key(task, lambda s: features.copy()) == key
-    nudged = features.copy()
-    nudged[3, 1] = np.nextafter(nudged[3, 1], np.inf)
-    assert transfer.scores_key(task, lambda s: nudged) != key
-    flipped = TransferTask("T", "cv", split(1 - labels), ("a", "b"))
-    assert transfer.scores_key(flipped, lambda s: features) != key
-    assert transfer.scores_key(task, lambda s: features, seed=transfer.SEED + 1) != key
+@pytest.mark.parametrize("protocol", ["cv", "split", "train_cv"])
+def test_scores_key_follows_every_split_and_setting(protocol):
+    """The key changes with one ulp of one feature of any split, one label of any split (the test split's too),
+    the dtype, the task's name, the seed and the grid; the same arrays give the same key."""
+    task, table = _task_with_test(protocol, [0] * 40)
+    if protocol == "cv":
+        task = TransferTask("T", "cv", task.train, task.classes)
+    key = transfer.scores_key(task, lambda split: table[id(split)])
+    assert transfer.scores_key(task, lambda split: table[id(split)].copy()) == key
+    for changed in task.splits().values():
+        nudged = table[id(changed)].copy()
+        nudged[3, 1] = np.nextafter(nudged[3, 1], np.inf)
+        embed = lambda split, changed=changed, nudged=nudged: nudged if split is changed else table[id(split)]  # noqa: E731
+        assert transfer.scores_key(task, embed) != key
+        relabelled = Split(changed.texts, [1 - changed.labels[0], *changed.labels[1:]])
+        splits = {name: relabelled if split is changed else split for name, split in task.splits().items()}
+        other = TransferTask("T", protocol, splits["train"], task.classes, dev=splits.get("dev"),
+                             test=splits.get("test"))
+        table_other = {**table, id(relabelled): table[id(changed)]}
+        assert transfer.scores_key(other, lambda split, table_other=table_other: table_other[id(split)]) != key
+    as_float32 = lambda split: table[id(split)].astype(np.float32)  # noqa: E731
+    assert transfer.scores_key(task, as_float32) != key
+    renamed = TransferTask("U", task.protocol, task.train, task.classes, dev=task.dev, test=task.test)
+    assert transfer.scores_key(renamed, lambda split: table[id(split)]) != key
+    assert transfer.scores_key(task, lambda split: table[id(split)], seed=transfer.SEED + 1) != key
+    assert transfer.scores_key(task, lambda split: table[id(split)], grid=C_GRID[:3]) != key
