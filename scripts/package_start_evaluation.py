@@ -1,6 +1,6 @@
 """Compute the default start model's full evaluation and store it as package data.
 
-``st-debias train`` reuses this entry for the "before" column instead of re-encoding 31,835 sentences,
+``st-debias train`` reuses this entry for the "before" column instead of re-encoding every sentence of the evaluation,
 but only when the loaded model's weight fingerprint, inference settings and the checksums of every
 evaluation data file match the key stored beside it (``st_debias/evaluation/reuse.py``). Run it again
 after bumping ``EVALUATION_FORMAT`` or when the evaluation data or the default model change.

@@ -21,7 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "st_debias.evaluation.cli",
         "evaluate models: STS-7, MTEB STS, bias probes; write results.json and a report",
     ),
-    "build": ("st_debias.data.cli", "build DebCSE (ipw) or OssCSE (negation) training rows"),
+    "build": ("st_debias.data.cli", "build training rows of any data kind a recipe names, from sentences or your rows; merge shards"),
 }
 
 

@@ -128,6 +128,60 @@ CASES = {
     "train-model-folder-without-a-model": Case(
         lambda i: _train(i, "--model", str(i.root)), lambda i: [str(i.root)]
     ),
+    # a user's own rows, and the corpus they must not be given to
+    "train-corpus-is-a-rows-file": Case(
+        lambda i: _train(i, "--corpus", str(i.file("pairs.csv", "anchor,positive\nA man plays.,A man is playing.\n"))),
+        lambda i: [f"--corpus {i.root / 'pairs.csv'}", "go to --rows"],
+    ),
+    "train-corpus-with-a-header": Case(
+        lambda i: _train(i, "--corpus", str(i.file("pairs.txt", "anchor,positive\nA man plays.,A man is playing.\n"))),
+        lambda i: ["is a header of columns", "go to --rows"],
+    ),
+    "train-rows-missing": Case(
+        lambda i: _train(i, "--rows", str(i.root / "missing.csv")),
+        lambda i: [f"Rows file {i.root / 'missing.csv'} does not exist"],
+    ),
+    "train-rows-and-corpus": Case(
+        lambda i: _train(i, "--rows", str(REPO / "examples" / "pairs.csv"), "--corpus", str(i.corpus())),
+        lambda i: ["--rows gives the training rows: leave out --corpus"],
+    ),
+    "train-rows-the-loss-cannot-take": Case(
+        lambda i: [*_train(i, "--rows", str(i.file("pairs.csv", "a,b\nA man plays.,A man is playing.\n"))),
+                   "--recipe", "osscse"],
+        lambda i: ["do not fit recipe 'osscse'", "MarginNegationLoss takes 3 text columns per row, got 2"],
+    ),  # fmt: skip
+    "train-rows-column-missing": Case(
+        lambda i: _train(i, "--rows", str(REPO / "examples" / "pairs.csv"), "--row-columns", "anchor,paraphrase"),
+        lambda i: ["no column(s) ['paraphrase']"],
+    ),
+    "train-rows-empty-cell": Case(
+        lambda i: _train(i, "--rows", str(i.file("gap.jsonl", '{"a": "One.", "b": "Two."}\n{"a": "Three.", "b": " "}\n'))),
+        lambda i: ["row 2, column 'b'", "is not a non-empty text"],
+    ),
+    "train-rows-no-batch-without-duplicates": Case(
+        lambda i: _train(
+            i, "--rows", str(i.file("same.csv", "anchor,positive\n" + "".join(f"Sentence {n}.,Same.\n" for n in range(48)))),
+            "--batch-size", "16",
+        ),
+        lambda i: ["no-duplicates batch sampler formed no batch of 16 rows", "smaller --batch-size"],
+    ),
+    "train-recipe-not-utf8": Case(
+        lambda i: ["train", "--recipe", str(i.file("latin1.yaml", "name: mine\ndescription: caf\xe9\nversion: 1\n".encode("latin-1")))],
+        lambda i: [f"Recipe {i.root / 'latin1.yaml'}: line 2 is not UTF-8"],
+    ),
+    "build-input-is-a-rows-file": Case(
+        lambda i: ["build", "simcse", "--input", str(REPO / "examples" / "pairs.csv"), "--output", str(i.root / "out")],
+        lambda i: ["is a rows file's", "--rows"],
+    ),
+    "eval-pairs-missing": Case(
+        lambda i: ["eval", "default", "--pairs", str(i.root / "missing.jsonl"), "--output", str(i.root / "out")],
+        lambda i: [f"--pairs {i.root / 'missing.jsonl'}: no such file"],
+    ),
+    "eval-pairs-without-the-bias-probes": Case(
+        lambda i: ["eval", "default", "--tasks", "sts", "--pairs", str(REPO / "examples" / "pairs.csv"),
+                   "--output", str(i.root / "out")],
+        lambda i: ["--pairs is read by the bias probes: add 'bias' to --tasks"],
+    ),  # fmt: skip
     "train-non-utf8-corpus": pytest.param(
         Case(
             lambda i: _train(
@@ -232,7 +286,7 @@ CASES = {
         ),
     ),  # fmt: skip
     "build-without-input": Case(
-        lambda i: ["build", "ipw", "--output", str(i.root / "out")], lambda i: ["--input is required"]
+        lambda i: ["build", "ipw", "--output", str(i.root / "out")], lambda i: ["give --input (a sentence file) or --rows"]
     ),
     "build-negation-given-an-ipw-option": Case(
         lambda i: ["build", "negation", "--input", str(i.corpus()), "--output", str(i.root / "out"),
@@ -280,7 +334,7 @@ def test_help_does_not_import_torch() -> None:
     probe = (
         "import sys\n"
         "from st_debias.cli import main\n"
-        "for argv in (['--help'], ['train', '--help'], ['build', '--help']):\n"
+        "for argv in (['--help'], ['train', '--help'], ['build', '--help'], ['eval', '--help']):\n"
         "    try:\n"
         "        main(argv)\n"
         "    except SystemExit:\n"
@@ -298,6 +352,36 @@ def test_help_does_not_import_torch() -> None:
     assert done.returncode == 0, done.stderr
     assert "HEAVY []" in done.stdout
     assert all(command in done.stdout for command in COMMANDS), "--help must list every command"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["train", "--recipe", "focal", "--steps", "0"],
+        ["train", "--recipe", "focal", "--batch-size", "1"],
+        ["train", "--recipe", "RECIPE_WITH_AN_UNKNOWN_KEY"],
+        ["train", "--recipe", "focal", "--keep", "last", "--eval-steps", "-3"],
+    ],
+)
+def test_bad_recipe_or_budget_is_refused_before_torch_is_imported(argv: list[str], tmp_path: Path) -> None:
+    """Failure: a bad recipe or ``--steps 0`` took 8-16 s to be refused: torch, transformers and peft were imported
+    before the recipe and the arguments were checked."""
+    recipe = tmp_path / "bad.yaml"
+    recipe.write_text("name: bad\nversion: 1\ntraining: {stepz: 3}\n", encoding="utf-8")
+    argv = [str(recipe) if part == "RECIPE_WITH_AN_UNKNOWN_KEY" else part for part in argv]
+    probe = (
+        "import sys\n"
+        "from st_debias.cli import main\n"
+        f"code = main({argv + ['--output', str(tmp_path / 'out')]!r})\n"
+        "heavy = sorted(m for m in ('torch', 'sentence_transformers', 'transformers', 'peft') if m in sys.modules)\n"
+        "print('EXIT', code, 'HEAVY', heavy)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(REPO)), cwd=REPO
+    )
+    assert "EXIT 2 HEAVY []" in done.stdout, done.stdout + done.stderr[-2000:]
+    assert "st-debias train: error:" in done.stderr
+    assert not (tmp_path / "out").exists()
 
 
 def test_recipes_command_lists_without_torch() -> None:

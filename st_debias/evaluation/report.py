@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -254,6 +255,30 @@ def reuse_note(result: dict[str, Any]) -> str | None:
     )
 
 
+#: The one-line protocol of each kind of figure, said at the top of a report that shows that kind.
+_PROTOCOL: dict[str, str] = {
+    "sts": "STS: Spearman × 100 of cosine vs gold over all pairs of each set (SimCSE/SentEval 'all' setting); "
+    "SICK-R = SentEval test, 4,927 pairs.",
+    "cont_oppn": "Cont/Oppn: OssCSE §3.3 splits on datasets whose median score is in [2, 3.5]; Oppn is also shown "
+    "per side (high overlap with a low score, low overlap with a high score).",
+    "negation": "Negation: CANNOT pairs (files sorted by name, first N).",
+    "word_order": "Word order: a sentence against its own words in a seeded random order (last lines of the "
+    "Wikipedia corpus).",
+    "transfer": "Transfer: SentEval's tasks, a logistic regression on the frozen embeddings (accuracy × 100).",
+}
+#: Whether any of the results holds a kind of figure (a report shows its plot and protocol only then).
+_SHOWN: dict[str, Callable[[list[dict[str, Any]]], bool]] = {
+    "sts": lambda results: any(r.get("sts") for r in results),
+    "sts_subsets": lambda results: any(r.get("sts_subsets") for r in results),
+    "mteb": lambda results: any(r.get("mteb") for r in results),
+    "transfer": lambda results: any(r.get("transfer") for r in results),
+    "cont_oppn": lambda results: any(entries.eligible_cont_oppn(r) for r in results),
+    "negation": lambda results: any(r.get("bias", {}).get("negation") for r in results),
+    "negation_meaning": lambda results: any(r.get("bias", {}).get("negation_meaning") for r in results),
+    "word_order": lambda results: any(r.get("bias", {}).get("word_order") for r in results),
+}
+
+
 def write_report(results: list[dict[str, Any]], output_dir: str | os.PathLike[str]) -> Path:
     """Write ``report.md`` and its PNG plots for one or more models (side by side); return the .md path.
 
@@ -272,35 +297,19 @@ def write_report(results: list[dict[str, Any]], output_dir: str | os.PathLike[st
     labels = _labels(results)
     drawn: dict[str, str] = {}
     figures = {
-        "sts": (
-            any(r.get("sts") for r in results),
-            lambda: plots.plot_scores(results, "sts", "STS, SentEval 'all' setting (cosine Spearman × 100)"),
+        "sts": lambda: plots.plot_scores(results, "sts", "STS, SentEval 'all' setting (cosine Spearman × 100)"),
+        "sts_subsets": lambda: plots.plot_sts_subsets(results),
+        "mteb": lambda: plots.plot_scores(results, "mteb", "MTEB tasks (main score × 100)"),
+        "transfer": lambda: plots.plot_scores(
+            results, "transfer", "SentEval transfer tasks (logistic regression, accuracy × 100)"
         ),
-        "sts_subsets": (any(r.get("sts_subsets") for r in results), lambda: plots.plot_sts_subsets(results)),
-        "mteb": (
-            any(r.get("mteb") for r in results),
-            lambda: plots.plot_scores(results, "mteb", "MTEB tasks (main score × 100)"),
-        ),
-        "transfer": (
-            any(r.get("transfer") for r in results),
-            lambda: plots.plot_scores(results, "transfer", "SentEval transfer tasks (logistic regression, accuracy × 100)"),
-        ),
-        "cont_oppn": (any(entries.eligible_cont_oppn(r) for r in results), lambda: plots.plot_cont_oppn(results)),
-        "negation": (
-            any(r.get("bias", {}).get("negation") for r in results),
-            lambda: plots.plot_negation_histograms(results),
-        ),
-        "negation_meaning": (
-            any(r.get("bias", {}).get("negation_meaning") for r in results),
-            lambda: plots.plot_negation_meaning(results),
-        ),
-        "word_order": (
-            any(r.get("bias", {}).get("word_order") for r in results),
-            lambda: plots.plot_word_order_histograms(results),
-        ),
+        "cont_oppn": lambda: plots.plot_cont_oppn(results),
+        "negation": lambda: plots.plot_negation_histograms(results),
+        "negation_meaning": lambda: plots.plot_negation_meaning(results),
+        "word_order": lambda: plots.plot_word_order_histograms(results),
     }
-    for key, (wanted, draw) in figures.items():
-        if wanted:
+    for key, draw in figures.items():
+        if _SHOWN[key](results):
             fig = draw()
             with atomic_path(out / PLOT_FILES[key]) as temporary:
                 fig.savefig(temporary, dpi=120, format="png")
@@ -313,14 +322,9 @@ def write_report(results: list[dict[str, Any]], output_dir: str | os.PathLike[st
         "Models: " + ", ".join(f"`{label}`" for label in labels),
         "",
     ]
+    protocol = [text for key, text in _PROTOCOL.items() if _SHOWN[key](results)]
+    lines += [" ".join([*protocol, "↓ = lower is better."]), "", "## Summary"] if protocol else ["## Summary"]
     lines += [
-        "STS: Spearman × 100 of cosine vs gold over all pairs of each set (SimCSE/SentEval 'all' setting); "
-        "SICK-R = SentEval test, 4,927 pairs. Cont/Oppn: OssCSE §3.3 splits on datasets whose median score "
-        "is in [2, 3.5]; Oppn is also shown per side (high overlap with a low score, low overlap with a high "
-        "score). Negation: CANNOT pairs (files sorted by name, first N). Word order: a sentence against its "
-        "own words in a seeded random order (last lines of the Wikipedia corpus). ↓ = lower is better.",
-        "",
-        "## Summary",
         "",
         compare_table(results),
     ]

@@ -7,7 +7,7 @@ field matches. Two places are searched, in order:
 
 * **packaged evaluations** (``st_debias/evaluation/packaged/*.json``): the full evaluation of the default
   start model (all-MiniLM-L6-v2), shipped so that ``st-debias train`` does not spend its first minutes
-  re-encoding 31,835 sentences it has scored before. Regenerate with
+  re-encoding the tens of thousands of sentences it has scored before (the entry's ``encoded_sentences``). Regenerate with
   ``python scripts/package_start_evaluation.py`` whenever :data:`EVALUATION_FORMAT` is bumped.
 * **the on-disk cache** (``<cache>/eval/<key digest>.json``), written after each evaluation.
 

@@ -12,17 +12,35 @@ from torch import Tensor, nn
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
-LossOutput = Tensor | dict[str, Tensor]
+class LossParts(dict):
+    """The named parts of a loss (``return_parts=True``): a ``dict`` of scalar tensors, as
+    SentenceTransformerTrainer expects (it sums them and logs each), that also backpropagates and reads as
+    their sum, as sentence-transformers' legacy ``model.old_fit`` loop needs (``loss.backward()``,
+    ``loss.item()``)."""
+
+    def total(self) -> Tensor:
+        """The sum of the parts: the value the trainer minimises."""
+        return torch.stack(list(self.values())).sum()
+
+    def backward(self, *args, **kwargs) -> None:
+        self.total().backward(*args, **kwargs)
+
+    def item(self) -> float:
+        return self.total().item()
+
+
+LossOutput = Tensor | LossParts
 
 
 def combine_parts(parts: dict[str, Tensor], return_parts: bool) -> LossOutput:
     """A multi-part loss's output: the named parts (``return_parts``) or their sum.
 
-    The sum is what every sentence-transformers consumer expects (MatryoshkaLoss, AdaptiveLayerLoss,
-    ``model.old_fit`` call ``*`` or ``.backward()`` on it). The dict is for SentenceTransformerTrainer,
-    which sums the parts itself and logs each one.
+    The sum is what every sentence-transformers consumer expects (MatryoshkaLoss and AdaptiveLayerLoss
+    multiply and add it). The parts are for SentenceTransformerTrainer, which sums them itself and logs each
+    one; :class:`LossParts` also runs under ``model.old_fit`` (without ``use_amp``, whose gradient scaler takes
+    tensors only).
     """
-    return dict(parts) if return_parts else torch.stack(list(parts.values())).sum()
+    return LossParts(parts) if return_parts else LossParts(parts).total()
 
 
 class EmbeddingLoss(nn.Module):
@@ -32,6 +50,10 @@ class EmbeddingLoss(nn.Module):
     ``compute_loss_from_embeddings(embeddings, labels)``, which holds all the math and works with
     ``model=None`` on plain tensors.
     """
+
+    #: How many text columns a training row gives the loss: (fewest, most; None: any). The recipes check a user's
+    #: rows against it before a model loads.
+    text_columns: tuple[int, int | None] = (2, None)
 
     def __init__(self, model: SentenceTransformer | None) -> None:
         super().__init__()

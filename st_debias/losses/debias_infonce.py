@@ -71,9 +71,12 @@ class DebiasInfoNCE(EmbeddingLoss):
         Args:
             model: the SentenceTransformer to train, or ``None`` for :meth:`compute_loss_from_embeddings`.
             scale: :math:`1/\tau` > 0; paper τ = 0.05 (20).
-            similarity_fct: similarity between embeddings, as in MultipleNegativesRankingLoss:
-                ``util.cos_sim`` (default; the paper's) or e.g. ``util.dot_score``. Computed in float32
-                for float16/bfloat16 embeddings, as is the batch normalisation.
+            similarity_fct: similarity between embeddings, as in MultipleNegativesRankingLoss; only
+                ``util.cos_sim`` (the paper's) is accepted. The :math:`z` side is standardised over the
+                batch (every feature mean 0, variance 1), so its norm is about :math:`\sqrt{d}` (≈ 19.6 for
+                384 dimensions): a dot product or a distance would scale every logit by that norm and leave
+                τ meaningless (a loss in the hundreds where the cosine gives a few units). Computed in
+                float32 for float16/bfloat16 embeddings, as is the batch normalisation.
             in_batch_negatives: ``"counterpart"``, ``"same"`` or ``"both"`` (see above).
             positive_in_denominator: keep the positive in the softmax denominator.
             batch_norm: ``"joint"`` or ``"per_column"`` statistics.
@@ -129,6 +132,12 @@ class DebiasInfoNCE(EmbeddingLoss):
             raise ValueError(f"{name}: in_batch_negatives must be 'counterpart', 'same' or 'both', got {in_batch_negatives!r}.")
         if batch_norm not in ("joint", "per_column"):
             raise ValueError(f"{name}: batch_norm must be 'joint' or 'per_column', got {batch_norm!r}.")
+        if similarity_fct_name(similarity_fct) != "cos_sim":
+            raise ValueError(
+                f"{name}: similarity_fct must be cos_sim, got {similarity_fct_name(similarity_fct)}: the loss scores "
+                "batch-standardised embeddings (norm about sqrt(dimension)), on which only the cosine keeps the "
+                "temperature's meaning."
+            )
         self.scale = float(scale)
         self.similarity_fct = similarity_fct
         self.in_batch_negatives = in_batch_negatives

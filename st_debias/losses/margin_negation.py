@@ -23,6 +23,8 @@ COLUMNS = ("anchor", "paraphrase", "negation")
 
 
 class MarginNegationLoss(EmbeddingLoss):
+    text_columns = (len(COLUMNS), len(COLUMNS))
+
     def __init__(
         self,
         model: SentenceTransformer | None,

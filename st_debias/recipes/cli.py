@@ -19,8 +19,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     train.add_argument("--recipe", required=True, help=f"one of {available_recipes()} or a YAML file")
     train.add_argument("--model", default=None, help="start model: hub id or folder (default all-MiniLM-L6-v2)")
-    train.add_argument("--corpus", default=None, help="one sentence per line (default: $ST_DEBIAS_DATA/corpus/wiki_sentences.txt)")
-    train.add_argument("--steps", type=int, default=None, help="training steps (recipe default 200)")
+    train.add_argument(
+        "--corpus", default=None,
+        help="one sentence per line, the recipe builds its rows from it (default: $ST_DEBIAS_DATA/corpus/wiki_sentences.txt)",
+    )
+    train.add_argument(
+        "--rows", default=None, metavar="FILE|FOLDER",
+        help="your own training rows instead of rows built from --corpus: CSV/TSV (with a header), JSONL, Parquet or a "
+        "saved datasets folder of (anchor, positive[, negative…]) text columns; the recipe's data.mix rows join them",
+    )
+    train.add_argument(
+        "--row-columns", default=None, metavar="A,P[,N…]",
+        help="the text columns of --rows in (anchor, positive, negative…) order (default: every text column, in order)",
+    )
+    train.add_argument("--steps", type=int, default=None, help="training steps (default: the recipe's training.steps)")
     train.add_argument("--batch-size", type=int, default=None)
     train.add_argument("--learning-rate", type=float, default=None)
     train.add_argument("--max-seq-length", type=int, default=None)
@@ -43,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--quick-eval",
         action="store_true",
         help="evaluate on STS-B and SICK-R test only (plus the bias probes), labelled 'quick', instead of the "
-        "full STS12-16, STS-B, SICK-R suite (13,310 instead of 31,835 sentences to encode after training)",
+        "full STS12-16, STS-B, SICK-R suite (the sentences to encode are counted when the evaluation starts)",
     )
     train.add_argument(
         "--sts-tasks", default=None, metavar="SET[,SET…]",
@@ -80,30 +92,34 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_train(args: argparse.Namespace) -> int:
     from .config import load_recipe, override
-    from .stopping import TrainingDiverged, TrainingInterrupted
-    from .train import is_main_process, train_recipe
 
+    # The recipe and the arguments are checked before torch and transformers are imported: a bad value is
+    # refused in well under a second.
     try:
         sts_tasks = _sts_tasks(args.sts_tasks)
         if args.num_proc is not None and args.num_proc < 1:
             raise ValueError(f"--num-proc must be at least 1, got {args.num_proc}")
-        recipe = override(
-            load_recipe(args.recipe),
-            steps=args.steps,
-            batch_size=args.batch_size,
-            learning_rate=args.learning_rate,
-            max_seq_length=args.max_seq_length,
-            eval_steps=args.eval_steps,
-            sentences=args.sentences,
-            keep=args.keep,
-            seed=args.seed,
-        )
+        training = {
+            "steps": args.steps, "batch_size": args.batch_size, "learning_rate": args.learning_rate,
+            "max_seq_length": args.max_seq_length, "eval_steps": args.eval_steps, "sentences": args.sentences,
+            "keep": args.keep, "seed": args.seed,
+        }
+        recipe = load_recipe(args.recipe, training=training)
         if recipe.training.eval_steps > recipe.training.steps:
             recipe = override(recipe, eval_steps=recipe.training.steps)
+    except (ValueError, OSError) as error:
+        print(f"st-debias train: error: {error}", file=sys.stderr)
+        return 2
+    from .stopping import TrainingDiverged, TrainingInterrupted
+    from .train import is_main_process, train_recipe
+
+    try:
         result = train_recipe(
             recipe,
             model=args.model,
             corpus=args.corpus,
+            rows=args.rows,
+            row_columns=args.row_columns.split(",") if args.row_columns else None,
             output_dir=args.output,
             resume_from_checkpoint=args.resume,
             evaluate=not args.no_eval,

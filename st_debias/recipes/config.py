@@ -20,7 +20,7 @@ import yaml
 
 from st_debias.data.kinds import DATA_KINDS
 
-from .losses import LossConfig, check_loss_config
+from .losses import LOSSES, LossConfig, check_loss_config
 from .mix_sources import MIX_SOURCES
 from .selection import KEEP_CHOICES
 
@@ -206,11 +206,8 @@ def _check_mix(data: DataConfig, where: str) -> None:
 
 
 def _check_data(data: DataConfig, where: str) -> None:
-    """The data kind (:data:`st_debias.data.kinds.DATA_KINDS`), its options (against the builder's signature and
-    the builder's own range checks) and the mix."""
-    if data.kind not in DATA_KINDS:
-        raise ValueError(f"Recipe {where}: data.kind must be one of {tuple(DATA_KINDS)}, got {data.kind!r}.")
-    _check_mix(data, where)
+    """The options of the data kind (:data:`st_debias.data.kinds.DATA_KINDS`), against the builder's signature and
+    the builder's own range checks."""
     if not isinstance(data.options, dict):
         raise ValueError(f"Recipe {where}: data.options must be a mapping, got {data.options!r}.")
     try:
@@ -219,8 +216,17 @@ def _check_data(data: DataConfig, where: str) -> None:
         raise ValueError(f"Recipe {where}: {error}") from error
 
 
-def load_recipe(name_or_path: str | Path) -> Recipe:
+def load_recipe(name_or_path: str | Path, training: dict[str, Any] | None = None) -> Recipe:
     """Load a packaged recipe by name (``focal``) or any YAML file by path, validating every field.
+
+    The checks that need no import of torch run first (the file, its keys, the training budget with
+    ``training`` applied, the names of the data kind, mix sources and loss), so that a bad recipe or a bad
+    command-line value is refused in well under a second; the data options and the loss parameters, checked
+    against the builder and the loss themselves, come last.
+
+    Args:
+        name_or_path: a packaged recipe's name or a YAML file.
+        training: training fields to override (``None`` values are ignored), as :func:`override` does.
 
     Raises:
         ValueError: an unknown recipe, or any invalid field; the message names the file and the field.
@@ -234,6 +240,12 @@ def load_recipe(name_or_path: str | Path) -> Recipe:
         raw = read_recipe_yaml(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as error:
         raise ValueError(f"Recipe {path}: not valid YAML: {error}") from error
+    except UnicodeDecodeError as error:
+        line = path.read_bytes()[: error.start].count(b"\n") + 1
+        raise ValueError(
+            f"Recipe {path}: line {line} is not UTF-8 (byte {error.object[error.start]:#04x} at offset {error.start}); "
+            "save the file as UTF-8."
+        ) from error
     if not isinstance(raw, dict):
         raise ValueError(f"Recipe {path}: expected a mapping of keys (name, version, data, loss, training).")
     for key in ("name", "version"):
@@ -251,11 +263,24 @@ def load_recipe(name_or_path: str | Path) -> Recipe:
         training=_section(TrainingConfig, raw.get("training"), f"{path} training"),
     )
     _check_training(recipe.training, str(path))
+    if training:
+        recipe = override(recipe, **training)
     _canonical_options(recipe.data, str(path))
+    _check_names(recipe, str(path))
     _check_data(recipe.data, str(path))
     check_loss_config(recipe.loss, str(path))
-    _check_batch_size(recipe, str(path))
     return recipe
+
+
+def _check_names(recipe: Recipe, where: str) -> None:
+    """The data kind and the loss are registered, and the batch can hold negatives: the checks that import no
+    builder and no loss."""
+    if recipe.data.kind not in DATA_KINDS:
+        raise ValueError(f"Recipe {where}: data.kind must be one of {tuple(DATA_KINDS)}, got {recipe.data.kind!r}.")
+    if recipe.loss.name not in LOSSES:
+        raise ValueError(f"Recipe {where}: loss.name must be one of {tuple(LOSSES)}, got {recipe.loss.name!r}.")
+    _check_mix(recipe.data, where)
+    _check_batch_size(recipe, where)
 
 
 def _check_batch_size(recipe: Recipe, where: str) -> None:

@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import numpy as np
 from datasets import Dataset, load_from_disk
 
 from st_debias.data.io.corpus import read_sentences
+from st_debias.data.io.rows import LABEL_COLUMNS, read_rows, rows_file_reason
 from st_debias.data.kinds import DATA_KINDS
 from st_debias.files import atomic_write_json, staged_folder
 from st_debias.paths import cache_root
@@ -22,13 +24,24 @@ from st_debias.progress import announce
 from .config import Recipe
 from .mix_sources import MIX_SOURCES
 
-__all__ = ["build_rows", "cache_root", "read_corpus"]
+__all__ = ["build_rows", "cache_root", "read_corpus", "read_user_rows", "user_rows"]
 logger = logging.getLogger(__name__)
 
 def read_corpus(path: str | os.PathLike[str] | None, count: int) -> list[str]:
-    """The first ``count`` sentences of ``path`` (default: the shared Wikipedia sample), with a clear error."""
+    """The first ``count`` sentences of ``path`` (default: the shared Wikipedia sample), with a clear error.
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        ValueError: no sentence, or a file of rows (a header, delimiters): those go to ``--rows``.
+    """
     if path is not None and not Path(path).is_file():
         raise FileNotFoundError(f"Corpus file {Path(path).resolve()} does not exist (one sentence per line expected).")
+    reason = rows_file_reason(path) if path is not None else None
+    if reason:
+        raise ValueError(
+            f"--corpus {path}: {reason}, but a corpus is one sentence per line. Training rows (anchor, positive"
+            "[, negative]) go to --rows."
+        )
     sentences = read_sentences(path, limit=count)
     if not any(s.strip() for s in sentences):
         raise ValueError(f"Corpus {path or 'default'} has no non-empty sentence.")
@@ -78,6 +91,55 @@ def build_rows(
         rows, report = mix_rows(
             rows, report, recipe.data.mix, wanted, seed=recipe.training.seed, data_dir=data_dir,
             sentences=mix_sentences or sentences, cache_dir=cache_dir,
+        )
+    return rows, report
+
+
+def read_user_rows(recipe: Recipe, path: str | os.PathLike[str], columns: Sequence[str] | None = None) -> Dataset:
+    """The user's rows (:func:`~st_debias.data.io.rows.read_rows`), checked against the recipe before any model
+    loads: the loss takes their number of text columns, and a recipe that mixes in (anchor, positive, negative)
+    rows gets rows of that shape. Columns are renamed to the data kind's when their count matches (the losses
+    that read columns by name, such as MarginNegationLoss's ``negation``, find them).
+
+    Raises:
+        ValueError: naming the file and what the recipe needs.
+    """
+    from .losses import check_row_columns
+
+    rows = read_rows(path, columns)
+    texts = [name for name in rows.column_names if name not in LABEL_COLUMNS]
+    try:
+        check_row_columns(recipe.loss, len(texts))
+    except ValueError as error:
+        raise ValueError(f"--rows {path}: text columns {texts} do not fit recipe {recipe.name!r}: {error}") from error
+    kind_columns = DATA_KINDS[recipe.data.kind].columns
+    if recipe.data.mix and len(texts) != 3:
+        raise ValueError(
+            f"--rows {path}: recipe {recipe.name!r} mixes (anchor, positive, negative) rows of "
+            f"{sorted(recipe.data.mix)} into the rows, but these rows have {len(texts)} text columns {texts}."
+        )
+    if len(texts) == len(kind_columns):
+        rows = rows.rename_columns({old: new for old, new in zip(texts, kind_columns) if old != new})
+    return rows
+
+
+def user_rows(
+    recipe: Recipe,
+    rows: Dataset,
+    wanted: int,
+    *,
+    data_dir: str | os.PathLike[str] | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    source: str = "",
+) -> tuple[Dataset, dict[str, Any]]:
+    """The user's rows (:func:`read_user_rows`) as the training rows, with ``recipe.data.mix``'s rows in their
+    share (the corpus-built sources, such as ``negation_meaning``, built from the rows' anchors) and a report."""
+    report: dict[str, Any] = {"builder": "rows file", "source": source, "rows": len(rows), "rows_used": len(rows)}
+    if recipe.data.mix:
+        anchors = list(dict.fromkeys(rows[rows.column_names[0]]))
+        rows, report = mix_rows(
+            rows, report, recipe.data.mix, wanted, seed=recipe.training.seed, data_dir=data_dir,
+            sentences=anchors, cache_dir=cache_dir,
         )
     return rows, report
 

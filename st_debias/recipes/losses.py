@@ -231,3 +231,18 @@ def build_loss(
     if spec.recall_gamma is not None:
         loss = RecallRegularizer(model, loss, gamma=spec.recall_gamma, return_parts=True)
     return loss, rows
+
+
+def check_row_columns(spec: LossConfig, count: int) -> None:
+    """Refuse rows of ``count`` text columns that the recipe's loss cannot take, before any model is loaded: an
+    st_debias loss declares its ``text_columns``; other losses (sentence-transformers' MNRL) take an anchor, a
+    positive and any number of negatives.
+
+    Raises:
+        ValueError: naming the loss and the columns it takes.
+    """
+    name = uncached_name(spec.name) or spec.name
+    fewest, most = getattr(loss_class(name), "text_columns", (2, None))
+    if count < fewest or (most is not None and count > most):
+        takes = f"{fewest}" if most == fewest else f"{fewest} or more"
+        raise ValueError(f"{name} takes {takes} text columns per row, got {count}.")

@@ -19,11 +19,11 @@ import yaml
 
 from st_debias.data.kinds import DATA_KINDS
 from st_debias.files import atomic_write_json, atomic_write_text, no_space_error, staged_folder
-from st_debias.paths import load_model, resolve_model_name
+from st_debias.paths import load_model, portable_path, resolve_model_name
 from st_debias.progress import announce, torch_threads
 
 from .config import Recipe, TrainingConfig
-from .data import build_rows, read_corpus
+from .data import build_rows, read_corpus, read_user_rows, user_rows
 from .losses import build_loss
 from .run_folder import hold_run_folder, prepare_output, resume_checkpoint, run_identity
 from .selection import BEST_METRIC, StartCandidate, select_weights
@@ -103,9 +103,13 @@ def check_rows_fill_a_batch(recipe: Recipe, rows: Any, report: dict[str, Any], s
         return
     skipped = report.get("skipped") or {}
     reasons = ", ".join(f"{reason}: {count}" for reason, count in sorted(skipped.items())) or "none"
+    if "source" in report:  # the user's --rows
+        made = f"The rows of {report['source']} are {len(rows)}"
+    else:
+        made = (f"Recipe {recipe.name!r} built {len(rows)} training rows from {sentences} corpus sentences "
+                f"(skipped by reason: {reasons})")
     raise ValueError(
-        f"Recipe {recipe.name!r} built {len(rows)} training rows from {sentences} corpus sentences "
-        f"(skipped by reason: {reasons}), fewer than one batch of {batch_size}"
+        f"{made}, fewer than one batch of {batch_size}"
         + (f" ({processes} processes x {recipe.training.batch_size})" if processes > 1 else "")
         + ": no training step can run. "
         "Use more sentences (--sentences, a larger --corpus) or a smaller --batch-size."
@@ -135,6 +139,8 @@ def train_recipe(
     *,
     model: str | os.PathLike[str] | None = None,
     corpus: str | os.PathLike[str] | None = None,
+    rows: str | os.PathLike[str] | None = None,
+    row_columns: Sequence[str] | None = None,
     output_dir: str | os.PathLike[str] = "outputs/run",
     data_dir: str | None = None,
     resume_from_checkpoint: bool | str | None = None,
@@ -156,6 +162,12 @@ def train_recipe(
         recipe: a loaded recipe (:func:`st_debias.recipes.load_recipe`), training fields already overridden.
         model: start model (hub id or folder); default: all-MiniLM-L6-v2 (packaged copy offline).
         corpus: a text file with one sentence per line; default ``$ST_DEBIAS_DATA/corpus/wiki_sentences.txt``.
+        rows: the user's own training rows instead of rows built from a corpus: a CSV/TSV/JSONL/Parquet file or a
+            saved ``datasets`` folder of (anchor, positive[, negative…]) text columns
+            (:func:`~st_debias.recipes.data.read_user_rows`); the recipe's ``data.mix`` rows join them, built from
+            their anchors.
+        row_columns: the text columns of ``rows`` in (anchor, positive, negative…) order (default: every text
+            column in the file's order).
         output_dir: run folder: ``checkpoints/``, ``model/`` (the best checkpoint, or the last with
             ``training.keep: last``; the start model when that one did not beat it on STS-B dev; with model card),
             ``selection.json`` (the dev scores compared), ``eval/``.
@@ -193,7 +205,7 @@ def train_recipe(
     run = _prepare(
         recipe, model, corpus, Path(output_dir), data_dir, resume_from_checkpoint, overwrite,
         evaluate=evaluate, eval_tasks=eval_tasks, quick_eval=quick_eval, sts_tasks=sts_tasks, cache_dir=cache_dir,
-        show_progress_bar=show_progress_bar, num_proc=num_proc,
+        show_progress_bar=show_progress_bar, num_proc=num_proc, rows=rows, row_columns=row_columns,
     )
     before = _evaluate(run, f"{run.start_label} (start)") if run.evaluate and run.main_process else None
     with _training_length(run.model, recipe.training.max_seq_length):
@@ -226,6 +238,8 @@ class _Run:
     sts_tasks: tuple[str, ...]
     show_progress_bar: bool
     num_proc: int | None = None
+    user_rows: Any = None
+    rows_source: str | None = None
     start: StartCandidate | None = None
     dev_evaluator: Any = None
 
@@ -234,24 +248,33 @@ def _prepare(
     recipe: Recipe, model: Any, corpus: Any, output_dir: Path, data_dir: str | None, resume: bool | str | None,
     overwrite: bool, *, evaluate: bool, eval_tasks: tuple[str, ...], quick_eval: bool,
     sts_tasks: Sequence[str] | None, cache_dir: Any, show_progress_bar: bool, num_proc: int | None,
+    rows: Any = None, row_columns: Sequence[str] | None = None,
 ) -> _Run:
-    """Check the budget, load the start model (freezing what the recipe keeps), claim the run folder and read the
-    corpus. A model the recipe's freezing cannot take is refused before the folder is claimed."""
+    """Check the budget, read the corpus (or the user's rows), load the start model (freezing what the recipe
+    keeps) and claim the run folder. A bad corpus or rows file, or a model the recipe's freezing cannot take, is
+    refused before the folder is claimed."""
     from st_debias.evaluation import QUICK_STS_TASKS, STS_TASKS
 
     training = recipe.training
     check_budget(training)
     main_process = is_main_process()
-    identity = run_identity(recipe, resolve_model_name(model), corpus)
+    if rows is not None and (corpus is not None or training.sentences is not None):
+        raise ValueError("--rows gives the training rows: leave out --corpus and --sentences, which build them")
+    user = read_user_rows(recipe, rows, row_columns) if rows is not None else None
+    # --batch-size is per process: under torchrun every step consumes batch_size rows on each process.
+    rows_wanted = training.steps * training.batch_size * int(os.environ.get("WORLD_SIZE", "1"))
+    # The rows' source is read before the model loads and the folder is claimed: a bad file leaves nothing behind.
+    if user is not None:
+        sentences, mix_sentences = [], None
+    else:
+        sentences = read_corpus(corpus, training.sentences or DATA_KINDS[recipe.data.kind].oversample * rows_wanted)
+        mix_sentences = read_corpus(corpus, recipe.data.mix_sentences) if recipe.data.mix_sentences else None
+    identity = run_identity(recipe, resolve_model_name(model), corpus if rows is None else rows)
     start_model = load_start_model(model)
     freeze_lower_layers(start_model, training.frozen_layers, embeddings_alone=training.freeze_embeddings)
     if main_process:
         prepare_output(output_dir, identity, resume=bool(resume), overwrite=overwrite)
     checkpoint = resume_checkpoint(output_dir / "checkpoints", resume, identity) if resume else None
-    # --batch-size is per process: under torchrun every step consumes batch_size rows on each process.
-    rows_wanted = training.steps * training.batch_size * int(os.environ.get("WORLD_SIZE", "1"))
-    sentences = read_corpus(corpus, training.sentences or DATA_KINDS[recipe.data.kind].oversample * rows_wanted)
-    mix_sentences = read_corpus(corpus, recipe.data.mix_sentences) if recipe.data.mix_sentences else None
     if sts_tasks is None:
         sts_tasks = QUICK_STS_TASKS if quick_eval else STS_TASKS
     return _Run(
@@ -260,7 +283,7 @@ def _prepare(
         sentences=sentences, mix_sentences=mix_sentences, rows_wanted=rows_wanted, checkpoint=checkpoint,
         args=_training_arguments(training, output_dir, show_progress_bar), evaluate=evaluate,
         eval_tasks=tuple(eval_tasks), sts_tasks=tuple(sts_tasks), show_progress_bar=show_progress_bar,
-        num_proc=num_proc,
+        num_proc=num_proc, user_rows=user, rows_source=str(rows) if rows is not None else None,
     )
 
 
@@ -313,13 +336,33 @@ def _rows_and_loss(run: _Run) -> tuple[Any, dict[str, Any], Any]:
     """The training rows (built on rank 0 and cached) and the loss."""
     # Rank 0 first: it builds (and caches) the rows; the others then read the cache.
     with run.args.main_process_first(local=False, desc="st-debias: building training rows"):
-        rows, data_report = build_rows(
-            run.recipe, run.sentences, run.model, cache_dir=run.cache, show_progress_bar=run.show_progress_bar,
-            max_rows=run.rows_wanted, data_dir=run.data_dir, num_proc=run.num_proc, mix_sentences=run.mix_sentences,
-        )
+        if run.user_rows is not None:
+            rows, data_report = user_rows(
+                run.recipe, run.user_rows, run.rows_wanted, data_dir=run.data_dir, cache_dir=run.cache,
+                source=portable_path(run.rows_source),
+            )
+        else:
+            rows, data_report = build_rows(
+                run.recipe, run.sentences, run.model, cache_dir=run.cache, show_progress_bar=run.show_progress_bar,
+                max_rows=run.rows_wanted, data_dir=run.data_dir, num_proc=run.num_proc,
+                mix_sentences=run.mix_sentences,
+            )
     check_rows_fill_a_batch(run.recipe, rows, data_report, len(run.sentences), processes=run.args.world_size)
+    if run.main_process and len(rows) < run.rows_wanted:
+        _warn_repeated_rows(run, len(rows))
     loss, rows = build_loss(run.recipe.loss, run.model, rows, guide=_guide(run), show_progress_bar=run.show_progress_bar)
     return rows, data_report, loss
+
+
+def _warn_repeated_rows(run: _Run, rows: int) -> None:
+    """Say when the rows are fewer than the budget consumes: training then repeats each about this many times."""
+    training = run.recipe.training
+    message = (
+        f"The rows are {rows:,} of the {run.rows_wanted:,} that {training.steps} steps of {training.batch_size} rows "
+        f"consume: training goes over them about {run.rows_wanted / rows:.1f} times. For distinct rows, give more "
+        f"corpus sentences (--sentences, a larger --corpus; {len(run.sentences):,} were read) or fewer --steps."
+    )
+    logger.warning(message)
 
 
 def _guide(run: _Run) -> SentenceTransformer | None:
@@ -398,7 +441,10 @@ def _train(
         raise TrainingInterrupted(stop_on_signal.received, step, str(saved) if saved.is_dir() else None)
     if step == 0:
         raise ValueError(
-            f"Training ran 0 steps ({len(rows)} rows, batch size {training.batch_size}); no model was saved."
+            f"Training ran 0 steps: the no-duplicates batch sampler formed no batch of {training.batch_size} rows from "
+            f"the {len(rows)} rows (a batch never holds the same text twice, so rows that share texts cannot fill "
+            "one). Give rows with more distinct texts (more corpus sentences, or fewer repeated texts in --rows) or "
+            "a smaller --batch-size; no model was saved."
         )
     return trainer
 

@@ -283,3 +283,19 @@ def test_report_and_plot_show_negation_meaning_without_the_common_direction(two_
     np.testing.assert_allclose(others, [0.05, np.nan, 0.02, np.nan, 0.004, 0.2])
     write_report(two_results, tmp_path)
     assert "![Negation meaning](negation_meaning.png)" in (tmp_path / "report.md").read_text(encoding="utf-8")
+
+
+def test_report_preamble_describes_only_what_the_report_shows(two_results, tmp_path):
+    """A transfer-only report.md opened with the STS, Cont/Oppn, negation and word-order protocol; the preamble
+    now names only the kinds of figure the results hold."""
+    transfer_only = [
+        {"model": entry["model"], "transfer": {"MR": 75.0, "CR": 80.0, "avg": 77.5}} for entry in two_results
+    ]
+    text = write_report(transfer_only, tmp_path / "transfer").read_text(encoding="utf-8")
+    preamble = text.split("## Summary")[0]
+    assert "Transfer: SentEval" in preamble
+    for other in ("STS: Spearman", "Cont/Oppn:", "Negation: CANNOT", "Word order:"):
+        assert other not in preamble, other
+    full = write_report(two_results, tmp_path / "full").read_text(encoding="utf-8").split("## Summary")[0]
+    for shown in ("STS: Spearman", "Cont/Oppn:", "Negation: CANNOT", "Word order:"):
+        assert shown in full, shown

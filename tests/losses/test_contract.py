@@ -584,7 +584,6 @@ def test_dot_product_scorer_reduces_to_mnrl_with_dot_product(columns):
     "build, num_columns, scores_raw_inputs",
     [
         (lambda fct: FocalInfoNCE(None, similarity_fct=fct), 3, True),
-        (lambda fct: DebiasInfoNCE(None, similarity_fct=fct), 3, False),  # scores BatchNorm outputs
         (lambda fct: MarginNegationLoss(None, contrastive="paraphrase", similarity_fct=fct), 3, True),
     ],
 )
@@ -602,6 +601,23 @@ def test_similarity_fct_is_used_and_recorded(columns, build, num_columns, scores
     assert abs(dot.compute_loss_from_embeddings(embeddings).item() - cosine.compute_loss_from_embeddings(embeddings).item()) > 1e-3
     assert dot.get_config_dict()["similarity_fct"] == "dot_score"
     assert cosine.get_config_dict()["similarity_fct"] == "cos_sim"
+
+
+@pytest.mark.parametrize("name", ["dot_score", "euclidean_sim", "manhattan_sim"])
+def test_debias_infonce_refuses_a_similarity_that_reads_the_norm(columns, name):
+    """DebiasInfoNCE(similarity_fct=dot_score) scored batch-standardised vectors (norm ≈ √dim): a loss of
+    552.8 where the cosine gives 3e-6, with no word from the loss or the recipe check. It is refused, naming
+    the reason; the cosine is accepted."""
+    import sentence_transformers.util
+
+    from st_debias.recipes.losses import check_loss_params
+
+    with pytest.raises(ValueError, match="batch-standardised"):
+        DebiasInfoNCE(None, similarity_fct=getattr(sentence_transformers.util, name))
+    with pytest.raises(ValueError, match="must be cos_sim"):
+        check_loss_params("DebiasInfoNCE", {"similarity_fct": name})
+    check_loss_params("DebiasInfoNCE", {"similarity_fct": "cos_sim"})
+    assert DebiasInfoNCE(None).get_config_dict()["similarity_fct"] == "cos_sim"
 
 
 # -- 8. sentence-transformers conventions (issue 12) -------------------------------------------------------
@@ -671,6 +687,21 @@ MODEL_CASES: dict[str, tuple[int, Callable]] = {
         lambda model, guide: RecallRegularizer(model, MarginNegationLoss(model, margin_weight=1.0), gamma=0.1),
     ),
 }
+#: The same losses returning their named parts, as the recipes build them for the trainer's logging.
+PARTS_CASES: dict[str, tuple[int, Callable]] = {
+    "MarginNegationLoss(return_parts)": (
+        3, lambda model, guide: MarginNegationLoss(model, margin_weight=1.0, return_parts=True),
+    ),
+    "RecallRegularizer(return_parts)": (
+        3,
+        lambda model, guide: RecallRegularizer(
+            model, MarginNegationLoss(model, margin_weight=1.0, return_parts=True), gamma=0.1, return_parts=True
+        ),
+    ),
+    "SimilarityPreservation(return_parts)": (
+        2, lambda model, guide: SimilarityPreservation(model, FocalInfoNCE(model), weight=1.0, return_parts=True),
+    ),
+}
 
 
 def _text_columns(sentences: list[str], count: int) -> list[list[str]]:
@@ -700,17 +731,18 @@ def test_composes_with_sentence_transformers_wrappers(name, wrapper, tiny_model,
     assert gradients and all(torch.isfinite(g).all() for g in gradients)
 
 
-@pytest.mark.parametrize("name", list(MODEL_CASES))
+@pytest.mark.parametrize("name", [*MODEL_CASES, *PARTS_CASES])
 def test_trains_with_legacy_old_fit(name, tiny_model, tiny_bert_dir, wiki_sentences, tmp_path, monkeypatch):
     """Guards against ``'dict' object has no attribute 'backward'`` in ``model.old_fit``, which calls
-    ``loss(features, labels).backward()`` directly."""
+    ``loss(features, labels).backward()`` directly: by default, and with ``return_parts=True`` (the recipes'
+    setting), whose parts backpropagate as their sum."""
     from sentence_transformers.sentence_transformer.datasets import NoDuplicatesDataLoader
     from sentence_transformers.sentence_transformer.readers import InputExample
 
     from tests.conftest import load_tiny_model
 
     monkeypatch.chdir(tmp_path)
-    num_columns, build = MODEL_CASES[name]
+    num_columns, build = {**MODEL_CASES, **PARTS_CASES}[name]
     loss = build(tiny_model, load_tiny_model(tiny_bert_dir))
     examples = [InputExample(texts=list(texts)) for texts in zip(*_text_columns(wiki_sentences, num_columns))]
     before = [p.detach().clone() for p in tiny_model.parameters()]

@@ -18,6 +18,8 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 FLAGS = {
     "model": "--model",
     "corpus": "--corpus",
+    "rows": "--rows",
+    "row_columns": "--row-columns",
     "output_dir": "--output",
     "resume_from_checkpoint": "--resume",
     "evaluate": "--no-eval",

@@ -201,6 +201,7 @@ class Negator:
         self.batch_size = batch_size
         self.n_process = n_process
         self._nlp = nlp
+        self._model_resolved = False
         self.pos_tags = pos_tags
         self.blas = blas
         self.rules: Counter[str] = Counter()
@@ -208,8 +209,8 @@ class Negator:
     @property
     def model(self) -> str:
         """The spaCy model's name, resolved on first use (:func:`resolve_spacy_model`)."""
-        if self._model is None:
-            self._model = resolve_spacy_model(None)
+        if not self._model_resolved:  # a name given (en_core_web_sm, say) resolves as the default does
+            self._model, self._model_resolved = resolve_spacy_model(self._model), True
         return self._model
 
     @property

@@ -1,0 +1,81 @@
+"""Text a user reads that must follow the code and the data: sentence counts, the data kinds a recipe may
+name, the defaults in ``--help``, the quickstart notebook's prose and the keys its last cell reads."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+import nbformat
+
+from st_debias.data.kinds import DATA_KINDS
+from st_debias.recipes.config import load_recipe
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGED = ROOT / "st_debias" / "evaluation" / "packaged" / "all-MiniLM-L6-v2.json"
+
+
+def test_full_evaluation_sentence_count_in_the_docs_is_the_datas() -> None:
+    """The README and docs/evaluation.md said 33,835 sentences; the evaluation encodes 35,319 since the
+    negation-meaning probe joined it. The packaged evaluation records the count its run encoded (its key holds
+    the checksum of every data file), and each page's figure must equal it."""
+    encoded = json.loads(PACKAGED.read_text(encoding="utf-8"))["result"]["encoded_sentences"]
+    pages = {
+        "README.md": r"full STS12–16, STS-B, SICK-R suite \(([\d,]+) sentences with the bias probes",
+        "docs/evaluation.md": r"STS-7 \+ bias evaluation encodes ([\d,]+) sentences",
+    }
+    for page, pattern in pages.items():
+        found = re.search(pattern, (ROOT / page).read_text(encoding="utf-8"))
+        assert found, f"{page}: the sentence count was not found"
+        assert int(found.group(1).replace(",", "")) == encoded, page
+
+
+def test_help_texts_state_no_stale_counts_or_defaults() -> None:
+    """``train --help`` said "recipe default 200" (st-debias trains 500) and "13,310 instead of 31,835
+    sentences"; defaults and counts now come from the recipe and the run, never from a copied number."""
+    from st_debias.cli import build_parser
+
+    parser = build_parser("train")
+    sub = next(a for a in parser._actions if a.dest == "command").choices["train"]
+    text = sub.format_help()
+    assert "default 200" not in text and "31,835" not in text and "13,310" not in text
+    assert load_recipe("st-debias").training.steps != 200  # the case the old text got wrong
+
+
+def test_recipes_page_lists_every_data_kind() -> None:
+    """docs/recipes.md listed four data.kind values; paraphrase also trains."""
+    page = (ROOT / "docs" / "recipes.md").read_text(encoding="utf-8")
+    row = next(line for line in page.splitlines() if line.startswith("| `data.kind` |"))
+    assert set(re.findall(r"`(\w+)`", row)) - {"data"} == set(DATA_KINDS)
+
+
+def _notebook() -> list:
+    return nbformat.read(ROOT / "notebooks" / "quickstart.ipynb", as_version=4).cells
+
+
+def test_quickstart_prose_describes_the_recipe_it_trains() -> None:
+    """The notebook said it builds (anchor, syntactic paraphrase, negation) rows and keeps the best checkpoint:
+    version 3's recipe. Its Train section now names the current recipe's kind, mix sources and kept weights."""
+    recipe = load_recipe("st-debias")
+    train = next(cell.source for cell in _notebook() if cell.cell_type == "markdown" and cell.source.startswith("## Train"))
+    assert DATA_KINDS[recipe.data.kind].description in train
+    for source in recipe.data.mix:
+        assert f"data.mix: {source}" in train
+    assert f"training.keep: {recipe.training.keep}" in train
+
+
+def test_quickstart_last_cell_reads_keys_the_row_report_has() -> None:
+    """The last cell asked for a ``negation_rules`` key the row report never had (it printed nothing)."""
+    from st_debias.data.io.report import BuildReport
+
+    source = next(cell.source for cell in reversed(_notebook()) if cell.cell_type == "code")
+    keys = {
+        node.value
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    }
+    read = keys & {"rows_used", "skipped", "generators", "mix", "statistics", "rules", "negation_rules"}
+    written = set(BuildReport(builder="any").as_dict()) | {"rows_used"} | ({"mix"} if load_recipe("st-debias").data.mix else set())
+    assert read and read <= written, sorted(read - written)
