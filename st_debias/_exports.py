@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import types
 import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -44,4 +45,24 @@ def lazy_exports(
     def __dir__() -> list[str]:
         return sorted(set(vars(sys.modules[module_name])) | set(exports))
 
+    _keep_exports_over_submodules(module_name, exports)
     return __getattr__, __dir__
+
+
+def _keep_exports_over_submodules(module_name: str, exports: Mapping[str, str]) -> None:
+    """Keep an export named like the submodule that defines it (``mteb_tasks`` in ``….mteb_tasks``) the export.
+
+    Importing a submodule binds it on its package under its own name, which would hide the lazy export of that
+    name from then on; an eager ``from .mteb_tasks import mteb_tasks`` rebinds it, and this does the same.
+    """
+    shadowed = {name for name, home in exports.items() if home == f"{module_name}.{name}"}
+    if not shadowed:
+        return
+
+    class _Package(types.ModuleType):
+        def __setattr__(self, name: str, value: Any) -> None:
+            if name in shadowed and isinstance(value, types.ModuleType):
+                return
+            super().__setattr__(name, value)
+
+    sys.modules[module_name].__class__ = _Package

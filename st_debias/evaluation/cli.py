@@ -88,6 +88,11 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         default=None,
         help="comma-separated column names of --pairs in (anchor, positive, negatives…) order",
     )
+    parser.add_argument(
+        "--cache-dir", default=None,
+        help="evaluation cache (default $ST_DEBIAS_CACHE or ~/.cache/st_debias): an evaluation of the same weights, "
+        "settings and data files stored there, or shipped with st_debias, is reused and the run says so",
+    )
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
     parser.set_defaults(func=run)
     return parser
@@ -95,7 +100,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Evaluate every model, writing results.json after each one, then the report. Returns 0, or 2 on bad input."""
-    from st_debias.evaluation.evaluate import _check_tasks, evaluate_model
+    from st_debias.evaluation.embeddings import load_any_model
+    from st_debias.evaluation.evaluate import _check_tasks
+    from st_debias.evaluation.reuse import evaluate_or_reuse
     from st_debias.evaluation.report import compare_table, write_report, write_results
     from st_debias.evaluation.transfer import QUICK_TRANSFER_TASKS, check_transfer_tasks
     from st_debias.files import check_writable_folder
@@ -118,10 +125,15 @@ def run(args: argparse.Namespace) -> int:
     for model in args.models:
         print(f"[st-debias eval] {model}: {','.join(tasks)}", file=sys.stderr)
         try:
-            entry = evaluate_model(
-                model,
-                tasks=tasks,
-                data_dir=args.data_dir,
+            # A stored evaluation of the same weights, settings and data files (the one shipped for the default
+            # model, or one cached by an earlier run) is reused, and the run says so, as `train` does.
+            st_model, label = load_any_model(model)
+            entry = evaluate_or_reuse(
+                st_model,
+                tasks,
+                args.data_dir,
+                label=label,
+                cache_dir=args.cache_dir,
                 batch_size=args.batch_size,
                 show_progress_bar=not args.no_progress,
                 negation_pairs=args.negation_pairs or None,

@@ -91,11 +91,41 @@ def _task_class(name: str, base: type, metadata: Any, rows: dict[str, list[Any]]
         self.dataset = DatasetDict({"test": Dataset.from_dict(rows)})
         self.data_loaded = True
 
+    def evaluate(self, model: Any, *args: Any, **kwargs: Any) -> Any:
+        require_model_name(model, name)
+        return base.evaluate(self, model, *args, **kwargs)
+
     return type(
         re.sub(r"[^0-9A-Za-z]", "", name),
         (base,),
-        {"metadata": metadata, "load_data": load_data, "__doc__": metadata.description, **attributes},
+        {"metadata": metadata, "load_data": load_data, "evaluate": evaluate, "__doc__": metadata.description,
+         **attributes},
     )
+
+
+def require_model_name(model: Any, task: str) -> None:
+    """Refuse to score a probe task for a model without an MTEB name.
+
+    ``mteb.evaluate`` files a model without a name (a plain ``SentenceTransformer`` loaded from a folder) under
+    ``no_model_name_available/no_revision_available`` in its ``ResultCache`` (used by default), and hands those
+    scores to the next unnamed model without a word. Refusing here, before anything is scored, means no such
+    entry is ever written for a probe task.
+
+    Raises:
+        ValueError: naming the task and the fix, :func:`~st_debias.evaluation.mteb_tasks.mteb_model`.
+    """
+    meta = getattr(model, "mteb_model_meta", None)
+    name, revision = getattr(meta, "name", None), getattr(meta, "revision", None)
+    if name in _UNNAMED or revision in _UNNAMED:
+        raise ValueError(
+            f"{task}: the model has no MTEB name and revision ({name}, {revision}), so MTEB's result cache would "
+            "file its scores under that placeholder and give them to the next such model. Pass "
+            "st_debias.evaluation.mteb_model(model) to mteb.evaluate: it names the model by the hash of its weights."
+        )
+
+
+#: The name and revision MTEB gives a model it cannot name (``ModelMeta.create_empty``).
+_UNNAMED = (None, "no_model_name/available", "no_revision_available")
 
 
 def _load_sts_set(name: str, data: str, data_dir: str | os.PathLike[str] | None) -> STSData:

@@ -202,3 +202,21 @@ def test_ctrl_c_outside_training_prints_one_line(tiny_st_dir, tmp_path, capsys, 
     assert code == 130
     err = capsys.readouterr().err
     assert err.strip().splitlines()[-1] == "st-debias eval: interrupted by SIGINT (Ctrl-C); stopped."
+
+
+def test_eval_default_reuses_the_packaged_evaluation(tmp_path, capsys):
+    """``st-debias eval default`` re-encoded 35,319 sentences (387 s on a shared machine) although the evaluation
+    shipped with the package fits, which ``train`` reuses. It is reused, the run says so, and the figures are the
+    packaged ones."""
+    from pathlib import Path
+
+    packaged = Path(__file__).resolve().parents[2] / "st_debias" / "evaluation" / "packaged" / "all-MiniLM-L6-v2.json"
+    expected = json.loads(packaged.read_text(encoding="utf-8"))["result"]
+    code = main(["eval", "default", "--tasks", "sts,bias", "--output", str(tmp_path / "out"),
+                 "--cache-dir", str(tmp_path / "cache"), "--no-progress"])  # fmt: skip
+    assert code == 0
+    entry = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    entry = entry[0] if isinstance(entry, list) else entry["results"][0]
+    assert entry["reused_from"]["kind"] == "packaged"
+    assert entry["sts"] == expected["sts"]
+    assert "scores reused from the evaluation shipped with st_debias" in (tmp_path / "out" / "report.md").read_text(encoding="utf-8")

@@ -194,6 +194,29 @@ def test_mteb_model_keeps_two_local_models_apart_in_one_result_cache(
     assert not list(tmp_path.rglob("no_model_name_available"))
 
 
+@pytest.mark.parametrize("probe", ["STSBenchmark-Oppn", "WikiWordOrderPC"])
+def test_a_plain_local_model_cannot_leave_a_probe_score_for_another(
+    probe, tiny_model, tiny_model_other, mini_data, tmp_path
+):
+    """Followed as MTEB documents it (a plain SentenceTransformer and a ResultCache), the second local model got
+    the first one's STS16-Oppn and WikiWordOrderPC scores, filed under no_model_name_available, with no warning.
+    A probe task now refuses a model without an MTEB name, naming mteb_model, before anything is scored or
+    cached; wrapped, each model gets its own score."""
+    from mteb.cache import ResultCache
+
+    cache = ResultCache(cache_path=str(tmp_path))
+    for model in (tiny_model, tiny_model_other):
+        tasks, _ = mteb_tasks([probe], data="local", data_dir=mini_data)
+        with pytest.raises(ValueError, match="mteb_model"):
+            mteb.evaluate(model, tasks, cache=cache, show_progress_bar=False)
+    assert not list(tmp_path.rglob("no_model_name_available"))
+    scores = []
+    for model in (tiny_model, tiny_model_other):
+        tasks, _ = mteb_tasks([probe], data="local", data_dir=mini_data)
+        scores.append(mteb.evaluate(mteb_model(model), tasks, cache=cache, show_progress_bar=False).task_results[0].get_score())
+    assert scores[0] != scores[1]
+
+
 def test_averages_are_per_metric_kind_and_pair_tasks_carry_chance(tiny_model, mini_data):
     """'MTEB avg of 3 tasks' averaged one Spearman with two average precisions; CANNOTNegationPC's score
     was printed without its chance level (the share of paraphrase pairs)."""
@@ -252,3 +275,15 @@ def test_the_mteb_cache_has_one_name_in_python_and_on_the_command_line(tmp_path)
     for flag in ("--mteb-cache-dir", "--mteb-cache"):  # the older spelling still parses
         args = build_parser("eval").parse_args(["eval", "m", "--output", str(tmp_path), flag, "x"])
         assert args.mteb_cache_dir == "x"
+
+
+def test_the_lazy_package_keeps_mteb_tasks_the_function_once_its_module_is_imported():
+    """Importing st_debias.evaluation.mteb_tasks (the module) bound it on the lazy package under the function's
+    name, so ``from st_debias.evaluation import mteb_tasks`` returned a module ('module' object is not callable)."""
+    import importlib
+    import types
+
+    importlib.import_module("st_debias.evaluation.mteb_tasks")
+    from st_debias.evaluation import mteb_tasks as exported
+
+    assert callable(exported) and not isinstance(exported, types.ModuleType)
