@@ -102,8 +102,8 @@ def run(args: argparse.Namespace) -> int:
     """Evaluate every model, writing results.json after each one, then the report. Returns 0, or 2 on bad input."""
     from st_debias.evaluation.embeddings import load_any_model
     from st_debias.evaluation.evaluate import _check_tasks
-    from st_debias.evaluation.reuse import evaluate_or_reuse
     from st_debias.evaluation.report import compare_table, write_report, write_results
+    from st_debias.evaluation.reuse import evaluate_or_reuse
     from st_debias.evaluation.transfer import QUICK_TRANSFER_TASKS, check_transfer_tasks
     from st_debias.files import check_writable_folder
     from st_debias.paths import DataNotFoundError
