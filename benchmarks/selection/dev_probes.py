@@ -54,6 +54,7 @@ def dev_minimal_pairs() -> dict[str, list]:
     builder = MinimalPairBuilder(
         shares={f: 1.0 for f in ("negation", "antonym", "argument_swap", "phrase_swap", "number", "cohyponym")},
         on_missing_positive="skip",
+        strict_cohyponyms=False,  # the rows of the committed file
         seed=7,
     )
     rows = builder.build(_corpus_lines(*MINIMAL_PAIR_LINES))

@@ -105,7 +105,9 @@ def merge_reports(reports: Sequence[BuildReport]) -> BuildReport:
             declined = Counter(into["declined"]) + Counter(gen.get("declined", {}))  # type: ignore[arg-type]
             into["declined"] = dict(declined)
         for key, value in report.statistics.items():
-            if key.endswith(("_pairs", "_fallbacks", "_candidates", "_in_mer_range")):
+            if isinstance(value, dict):  # counts by a name (a family's rows without a positive): add up
+                merged.statistics[key] = dict(Counter(merged.statistics.get(key, {})) + Counter(value))  # type: ignore[arg-type]
+            elif key.endswith(("_pairs", "_fallbacks", "_candidates", "_in_mer_range")):
                 merged.statistics[key] = merged.statistics.get(key, 0) + value
             elif key.startswith(("positive_", "negative_")):
                 weight = report.statistics.get(key.split("_", 1)[0] + "_pairs", 0)

@@ -170,9 +170,22 @@ def number(doc, rng: np.random.Generator) -> str | Declined:
     return _render(doc, {token.i: new_text})
 
 
+def _is_unit(sense) -> bool:
+    """Whether a noun sense is a unit of measure or of time (yard, inch, hour): under WordNet's ``measure.n.02``."""
+    return any(node.name() == "measure.n.02" for path in sense.hypernym_paths() for node in path)
+
+
+def _part_of_another_whole(sense, sibling) -> bool:
+    """Whether two noun senses are parts of different wholes (a wheel of a vehicle, a pulley of a block and
+    tackle): a swap a reader takes for a change of topic, not of one detail."""
+    wholes, others = set(sense.part_holonyms()), set(sibling.part_holonyms())
+    return bool(wholes) and bool(others) and not wholes & others
+
+
 @functools.lru_cache(maxsize=1 << 16)
-def _siblings(lemma: str) -> tuple[str, ...]:
-    """Single-word co-hyponyms of ``lemma``'s most frequent noun sense that WordNet's corpus has seen.
+def _siblings(lemma: str, strict: bool = True) -> tuple[str, ...]:
+    """Single-word co-hyponyms of ``lemma``'s most frequent noun sense that WordNet's corpus has seen; with
+    ``strict``, none for a unit of measure, and no sibling that is a part of another whole.
 
     Cached per process: common nouns recur in every block."""
     from st_debias.data.lexicon import lemma_count, wordnet
@@ -182,11 +195,13 @@ def _siblings(lemma: str) -> tuple[str, ...]:
     if not synsets:
         return ()
     sense = synsets[0]
+    if strict and _is_unit(sense):
+        return ()
     out: list[str] = []
     # Sorted: NLTK returns related synsets in set order, which changes with each process's string hashing.
     for hypernym in sorted(sense.hypernyms()):
         for sibling in sorted(hypernym.hyponyms()):
-            if sibling == sense:
+            if sibling == sense or (strict and _part_of_another_whole(sense, sibling)):
                 continue
             lemma_obj = sibling.lemmas()[0]
             name = lemma_obj.name()
@@ -236,9 +251,11 @@ def _replace_word(doc, token, word: str) -> str:
     return _render(doc, replacements)
 
 
-def cohyponym(doc, rng: np.random.Generator) -> str | Declined:
+def cohyponym(doc, rng: np.random.Generator, *, strict: bool = True) -> str | Declined:
     """Replace one common noun with a WordNet sibling of its most frequent sense ("wine" → "beer"), same
-    number; the replacement must have been seen in WordNet's tagged corpus (a frequency guard)."""
+    number; the replacement must have been seen in WordNet's tagged corpus (a frequency guard). With ``strict``
+    (default), units of measure are not swapped (yard → inch) and neither are parts of different wholes
+    (wheel → pulley); a sentence whose every noun is such a unit is declined as ``unit_of_measure``."""
     nouns = [
         t for t in doc
         if t.tag_ in ("NN", "NNS") and t.dep_ not in ("compound", "amod", "npadvmod") and t.text.isalpha()
@@ -251,7 +268,7 @@ def cohyponym(doc, rng: np.random.Generator) -> str | Declined:
         token = nouns[int(k)]
         if token.tag_ == "NNS" and _noun_lemma(token) == token.lower_:
             continue  # invariant plural ("species"): the number of a replacement cannot be checked
-        siblings = _siblings(_noun_lemma(token))
+        siblings = _siblings(_noun_lemma(token), strict)
         if not siblings:
             continue
         choice = siblings[int(rng.integers(len(siblings)))]
@@ -259,7 +276,16 @@ def cohyponym(doc, rng: np.random.Generator) -> str | Declined:
         if not form or form == token.text:
             continue
         return _replace_word(doc, token, form)
+    if strict and all(_is_unit_noun(_noun_lemma(t)) for t in nouns):
+        return Declined("unit_of_measure")
     return Declined("no_sibling")
+
+
+def _is_unit_noun(lemma: str) -> bool:
+    from st_debias.data.lexicon import wordnet
+
+    synsets = wordnet().synsets(lemma, pos="n")
+    return bool(synsets) and _is_unit(synsets[0])
 
 
 def antonym(doc, rng: np.random.Generator) -> str | Declined:

@@ -130,7 +130,8 @@ def test_builder_is_deterministic_and_balances_cues(negator, wiki):
     again = MinimalPairBuilder(negator=negator, seed=3).build(sentences)
     assert rows.to_dict() == again.to_dict()
     report = first.report.as_dict()
-    assert report["rows"] == len(rows) > 150
+    assert report["rows"] == len(rows) > 120
+    assert report["statistics"]["cues"]["all"]["positive_is_anchor"] == 0.0  # the default leaves such rows out
     assert report["inputs"] == report["anchors"] + sum(report["skipped"].values())
     assert set(first.families) <= {"negation", "antonym", "argument_swap", "number", "cohyponym"}
     assert len(set(first.families)) == 5
@@ -291,3 +292,35 @@ def test_builder_parses_each_anchor_once(negator, wiki, monkeypatch):
     counts = Counter(parsed.pop(id(builder.nlp)))  # besides the anchors, a few fixed sentences check the pipeline
     assert [counts[anchor] for anchor in anchors] == [1] * len(anchors)
     assert set(parsed) <= {id(negator.nlp)}
+
+
+def test_rows_without_a_positive_are_left_out_by_default_and_counted_by_family(negator, wiki):
+    """51 % of a 200-sentence build had positive = anchor (``positive_is_anchor`` 0.51), a pair no reader would
+    call one, with no word on why. By default such rows are left out; either way they are counted per family,
+    and with ``on_missing_positive="anchor"`` (the recipe's setting) exactly those rows use the anchor."""
+    skip = MinimalPairBuilder(negator=negator, seed=3)
+    kept = skip.build(wiki[:200])
+    anchor = MinimalPairBuilder(negator=negator, seed=3, on_missing_positive="anchor")
+    every = anchor.build(wiki[:200])
+    missing = skip.report.statistics["missing_positive"]
+    assert missing == anchor.report.statistics["missing_positive"] and sum(missing.values()) > 0
+    assert skip.report.skipped["no_positive"] == sum(missing.values()) == len(every) - len(kept)
+    assert sum(p == a for a, p in zip(every["anchor"], every["positive"])) == sum(missing.values())
+    assert all(p != a for a, p in zip(kept["anchor"], kept["positive"]))
+
+
+def test_strict_cohyponyms_swap_no_unit_and_no_part_of_another_whole(negator):
+    """WordNet files yard beside inch (units of measure) and wheel beside pulley (parts of a vehicle and of a
+    block and tackle): swaps a reader would not accept as co-hyponyms. The default declines them, counted."""
+    from st_debias.data.minimal_pairs.edits import _siblings, cohyponym
+
+    assert "inch" in _siblings("yard", False) and _siblings("yard", True) == ()
+    assert "pulley" in _siblings("wheel", False) and "pulley" not in _siblings("wheel", True)
+    assert "beer" in _siblings("wine", True) or _siblings("wine", True) == _siblings("wine", False)
+    doc = _parse(negator, "It measured one yard.")
+    declined = cohyponym(doc, _rng())
+    assert isinstance(declined, Declined) and declined.reason == "unit_of_measure"
+    assert not isinstance(cohyponym(doc, _rng(), strict=False), Declined)
+    builder = MinimalPairBuilder({"cohyponym": 1.0}, negator=negator, seed=0)
+    builder.build(["It measured one yard.", "The wheel of the cart broke."])
+    assert builder.report.generators["cohyponym"]["declined"].get("unit_of_measure") == 1
