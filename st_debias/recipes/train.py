@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import functools
 import inspect
+import json
 import logging
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -25,7 +26,7 @@ from st_debias.progress import announce, torch_threads
 from .config import Recipe, TrainingConfig
 from .data import build_rows, read_corpus
 from .losses import build_loss
-from .run_folder import hold_run_folder, prepare_output, resume_checkpoint, run_identity
+from .run_folder import RUN_FILE, hold_run_folder, prepare_output, resume_checkpoint, run_identity
 from .selection import BEST_METRIC, StartCandidate, select_weights
 
 if TYPE_CHECKING:
@@ -220,6 +221,7 @@ class _Run:
     mix_sentences: list[str] | None
     rows_wanted: int
     checkpoint: str | None
+    run_id: str | None
     args: TrainingArguments
     evaluate: bool
     eval_tasks: tuple[str, ...]
@@ -242,12 +244,17 @@ def _prepare(
     training = recipe.training
     check_budget(training)
     main_process = is_main_process()
-    identity = run_identity(recipe, resolve_model_name(model), corpus)
     start_model = load_start_model(model)
     freeze_lower_layers(start_model, training.frozen_layers, embeddings_alone=training.freeze_embeddings)
+    identity = run_identity(recipe, resolve_model_name(model), corpus, start_model)
+    run_id = None
     if main_process:
-        prepare_output(output_dir, identity, resume=bool(resume), overwrite=overwrite)
-    checkpoint = resume_checkpoint(output_dir / "checkpoints", resume, identity) if resume else None
+        run_id = prepare_output(output_dir, identity, resume=bool(resume), overwrite=overwrite)
+    checkpoint = None
+    if resume:
+        if not main_process:  # rank 0 checked the folder; the others read the run it records
+            run_id = json.loads((output_dir / RUN_FILE).read_text(encoding="utf-8")).get("run_id")
+        checkpoint = resume_checkpoint(output_dir / "checkpoints", resume, identity, run_id, steps=training.steps)
     # --batch-size is per process: under torchrun every step consumes batch_size rows on each process.
     rows_wanted = training.steps * training.batch_size * int(os.environ.get("WORLD_SIZE", "1"))
     sentences = read_corpus(corpus, training.sentences or DATA_KINDS[recipe.data.kind].oversample * rows_wanted)
@@ -257,7 +264,7 @@ def _prepare(
     return _Run(
         recipe=recipe, output_dir=output_dir, data_dir=data_dir, cache=Path(cache_dir) if cache_dir else None,
         main_process=main_process, model=start_model, start_label=str(model or "all-MiniLM-L6-v2"),
-        sentences=sentences, mix_sentences=mix_sentences, rows_wanted=rows_wanted, checkpoint=checkpoint,
+        sentences=sentences, mix_sentences=mix_sentences, rows_wanted=rows_wanted, checkpoint=checkpoint, run_id=run_id,
         args=_training_arguments(training, output_dir, show_progress_bar), evaluate=evaluate,
         eval_tasks=tuple(eval_tasks), sts_tasks=tuple(sts_tasks), show_progress_bar=show_progress_bar,
         num_proc=num_proc,
@@ -351,7 +358,13 @@ def _train(
     from sentence_transformers import SentenceTransformerTrainer
 
     from st_debias.evaluation import sts_dev_evaluator
-    from st_debias.recipes.callbacks import DecayToStart, FindBestCheckpoint, GradientShareCallback
+    from st_debias.recipes.callbacks import (
+        CheckpointOwner,
+        DecayToStart,
+        FindBestCheckpoint,
+        GradientShareCallback,
+        ResumedLearningRate,
+    )
 
     from .stopping import SaveAndStopOnSignal, StopOnNonFinite, TrainingInterrupted
 
@@ -367,7 +380,12 @@ def _train(
         )
         run.start = StartCandidate.score(run.model, run.dev_evaluator)
     stop_on_signal = SaveAndStopOnSignal()
-    callbacks = [stop_on_signal, StopOnNonFinite(loss, checkpoints), FindBestCheckpoint(checkpoints)]
+    # A resumed checkpoint's best checkpoint sits beside it (in another run folder for --resume PATH).
+    best_dir = Path(run.checkpoint).parent if run.checkpoint else checkpoints
+    callbacks = [
+        stop_on_signal, StopOnNonFinite(loss, checkpoints), FindBestCheckpoint(best_dir), CheckpointOwner(run.run_id),
+        ResumedLearningRate(),
+    ]
     if training.decay_to_start:
         callbacks.append(DecayToStart(training.decay_to_start))
     if gradient_share_every:
