@@ -45,6 +45,14 @@ class Inputs:
 
         return self.file("corpus.txt", "\n".join(first_sentences(lines)) + "\n")
 
+    def model_without_tokenizer(self) -> Path:
+        """A copy of the model folder without its tokenizer files (config and weights only)."""
+        import shutil
+
+        target = self.root / "no-tokenizer"
+        shutil.copytree(self.model, target, ignore=shutil.ignore_patterns("tokenizer*", "vocab*", "special_tokens*"))
+        return target
+
     def sts_data_dir(self, bad_line: str) -> Path:
         """A data folder of tiny STS files whose STS12 file holds ``bad_line`` as its line 3."""
         shared = Path(os.environ["ST_DEBIAS_DATA"]) / "sts"
@@ -76,6 +84,7 @@ class Case:
     argv: Callable[[Inputs], list[str]]
     message: Callable[[Inputs], list[str]]  # substrings the error output must contain
     code: int = 2
+    refused_up_front: bool = False  # refused before any work: no --output folder at all (no run.json)
 
 
 CASES = {
@@ -125,6 +134,28 @@ CASES = {
         ],
         lambda i: [f"Recipe {i.root / 'nope.yaml'}: data.kind must be one of"],
     ),
+    "train-model-without-tokenizer": Case(
+        lambda i: _train(i, "--model", str(i.model_without_tokenizer())),
+        lambda i: [f"Model {i.root / 'no-tokenizer'}: its tokenizer (5 tokens) turns ordinary words into unknown",
+                   "it has no tokenizer file (tokenizer.json or vocab.txt"],
+        refused_up_front=True,
+    ),  # fmt: skip
+    "eval-model-without-tokenizer": Case(
+        lambda i: ["eval", str(i.model_without_tokenizer()), "--tasks", "sts", "--output", str(i.root / "out")],
+        lambda i: [f"Model {i.root / 'no-tokenizer'}: its tokenizer", "it has no tokenizer file"],
+    ),
+    "train-max-seq-length-above-position-limit": Case(
+        lambda i: _train(i, "--max-seq-length", "512"),
+        lambda i: ["--max-seq-length (training.max_seq_length) 512 is above the position limit", "128 tokens"],
+        refused_up_front=True,
+    ),
+    "train-missing-guide-folder": Case(
+        lambda i: [*_train(i), "--recipe", str(i.file("guide.yaml", (
+            "name: guided\nversion: 1\ndata: {kind: simcse}\n"
+            f"loss: {{name: InstanceWeightedMNRL, guide: {i.root / 'no-guide'}}}\n")))],
+        lambda i: [f"{i.root / 'no-guide'}"],
+        refused_up_front=True,
+    ),  # fmt: skip
     "train-model-folder-without-a-model": Case(
         lambda i: _train(i, "--model", str(i.root)), lambda i: [str(i.root)]
     ),
@@ -271,6 +302,7 @@ def test_bad_input_exits_non_zero_naming_it(case: Case, tiny_bert_dir: Path, tmp
         assert expected in captured.err, f"{expected!r} not in:\n{captured.err[-2000:]}"
     assert _leftovers(tmp_path) == []
     out = tmp_path / "out"
+    assert not (case.refused_up_front and out.exists()), f"{sorted(out.iterdir())} left by a refused command"
     for published in ("model", "dataset", "report.json", "results.json", "report.md"):
         assert not (out / published).exists(), f"{published} written by a failed command"
 

@@ -20,7 +20,7 @@ import yaml
 
 from st_debias.data.kinds import DATA_KINDS
 from st_debias.files import atomic_write_json, atomic_write_text, no_space_error, staged_folder
-from st_debias.paths import load_model, resolve_model_name
+from st_debias.paths import check_model_folder, load_model, position_limit, resolve_model_name
 from st_debias.progress import announce, torch_threads
 
 from .config import Recipe, TrainingConfig
@@ -244,7 +244,17 @@ def _prepare(
     training = recipe.training
     check_budget(training)
     main_process = is_main_process()
+    if recipe.loss.guide not in (None, "start"):  # a missing guide folder is named before any long work
+        guide = resolve_model_name(recipe.loss.guide)
+        if Path(guide).exists():
+            check_model_folder(guide)
     start_model = load_start_model(model)
+    limit = position_limit(start_model)
+    if limit is not None and training.max_seq_length > limit:
+        raise ValueError(
+            f"--max-seq-length (training.max_seq_length) {training.max_seq_length} is above the position limit of "
+            f"model {resolve_model_name(model)}: {limit} tokens; pass --max-seq-length {limit} or less."
+        )
     freeze_lower_layers(start_model, training.frozen_layers, embeddings_alone=training.freeze_embeddings)
     identity = run_identity(recipe, resolve_model_name(model), corpus, start_model)
     run_id = None
