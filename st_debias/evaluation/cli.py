@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 
 from st_debias.evaluation.bias_data import DEFAULT_NEGATION_PAIRS, DEFAULT_WORD_ORDER_LINES
 from st_debias.evaluation.evaluate import TASK_GROUPS
@@ -95,11 +96,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Evaluate every model, writing results.json after each one, then the report. Returns 0, or 2 on bad input."""
-    from st_debias.evaluation.evaluate import _check_tasks, evaluate_model
-    from st_debias.evaluation.report import compare_table, write_report, write_results
+    from st_debias.evaluation.evaluate import _check_tasks
     from st_debias.evaluation.transfer import QUICK_TRANSFER_TASKS, check_transfer_tasks
-    from st_debias.files import check_writable_folder
-    from st_debias.paths import DataNotFoundError
+    from st_debias.files import check_writable_folder, hold_output_folder
 
     try:
         tasks = _check_tasks(args.tasks)
@@ -113,6 +112,23 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, OSError) as error:
         print(f"st-debias eval: {error}", file=sys.stderr)
         return 2
+    try:
+        with hold_output_folder(args.output, "eval"):
+            return _evaluate_all(args, tasks, transfer_tasks)
+    except ValueError as error:  # the folder is in use by another command
+        print(f"st-debias eval: {error}", file=sys.stderr)
+        return 2
+
+
+def _evaluate_all(args: argparse.Namespace, tasks: tuple[str, ...], transfer_tasks: Sequence[str]) -> int:
+    """Evaluate every model into ``args.output`` (held by this command), replacing an earlier evaluation's files."""
+    from st_debias.evaluation.evaluate import evaluate_model
+    from st_debias.evaluation.report import compare_table, remove_report, write_report, write_results
+    from st_debias.paths import DataNotFoundError
+
+    removed = remove_report(args.output)
+    if removed:
+        print(f"[st-debias eval] replacing the earlier evaluation in {args.output}", file=sys.stderr)
     results = []
     for model in args.models:
         print(f"[st-debias eval] {model}: {','.join(tasks)}", file=sys.stderr)

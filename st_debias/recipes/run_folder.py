@@ -16,100 +16,24 @@ import json
 import logging
 import os
 import shutil
-import socket
 import uuid
 import zipfile
-from collections.abc import Iterator
-from contextlib import contextmanager
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from st_debias.files import atomic_write_json, check_writable_folder
+from st_debias.files import hold_output_folder as hold_run_folder  # noqa: F401 - its older home
 
 from .config import Recipe
 
 logger = logging.getLogger(__name__)
 
 RUN_FILE = "run.json"
-# Held (flock) by the process training into the folder; never removed, so every run locks the same file.
-LOCK_FILE = ".run.lock"
 # What a run writes into its folder: removed by --overwrite (nothing else in the folder is touched).
 RUN_OUTPUTS = (RUN_FILE, "checkpoints", "model", "eval", "data_report.json")
 CHECKPOINT_PREFIX = "checkpoint-"
 # The trainer writes trainer_state.json last: a checkpoint without it (or without whole weights) was cut short.
 CHECKPOINT_WEIGHTS = ("model.safetensors", "pytorch_model.bin")
-
-
-@contextmanager
-def hold_run_folder(output_dir: Path) -> Iterator[None]:
-    """Hold an exclusive lock on ``output_dir`` for the whole run, so no second run trains into it.
-
-    The lock is an ``flock`` on ``output_dir/.run.lock``: the kernel releases it when the holder exits, however
-    it exits, so a lock left by a killed run is taken over (with a warning naming it). The file records the
-    holder's pid, host and start time for the refusal message.
-
-    A run refused before it claimed a folder that the lock created (a model that cannot train, say) removes that
-    folder again, so that nothing is left behind.
-
-    Raises:
-        ValueError: another live process holds the folder (named by pid and start time).
-        OSError: the folder cannot be written.
-    """
-    created = not output_dir.exists()
-    try:
-        yield from _locked(output_dir)
-    except BaseException:
-        if created and output_dir.is_dir() and {entry.name for entry in output_dir.iterdir()} <= {LOCK_FILE}:
-            shutil.rmtree(output_dir, ignore_errors=True)
-        raise
-
-
-def _locked(output_dir: Path) -> Iterator[None]:
-    """The body of :func:`hold_run_folder`: create and lock ``output_dir/.run.lock`` while the caller runs."""
-    check_writable_folder(output_dir)
-    try:
-        import fcntl
-    except ImportError:  # not a POSIX system (Windows): no flock
-        logger.warning("No file locking on this platform: nothing stops a second run into %s.", output_dir)
-        yield
-        return
-    handle = open(output_dir / LOCK_FILE, "a+", encoding="utf-8")  # noqa: SIM115 - held until the run ends
-    try:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise ValueError(
-                f"{output_dir} is in use by another st-debias train ({_holder(handle)}); wait for it to finish, "
-                "stop it, or choose another --output."
-            ) from None
-        previous = _holder(handle, default="")
-        if previous:
-            logger.warning("%s: taking over the lock of a run that is no longer running (%s).", output_dir, previous)
-        handle.seek(0)
-        handle.truncate()
-        started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        json.dump({"pid": os.getpid(), "host": socket.gethostname(), "started": started}, handle)
-        handle.flush()
-        try:
-            yield
-        finally:
-            handle.seek(0)
-            handle.truncate()  # an empty lock file: the run ended normally
-    finally:
-        handle.close()  # releases the flock
-
-
-def _holder(handle: Any, default: str = "pid unknown: it is starting") -> str:
-    """The holder recorded in an open lock file, in words."""
-    handle.seek(0)
-    try:
-        holder = json.loads(handle.read() or "null")
-    except ValueError:
-        holder = None
-    if not isinstance(holder, dict):
-        return default
-    return f"pid {holder.get('pid')} on {holder.get('host')}, started {holder.get('started')}"
 
 
 def run_identity(

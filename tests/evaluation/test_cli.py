@@ -202,3 +202,29 @@ def test_ctrl_c_outside_training_prints_one_line(tiny_st_dir, tmp_path, capsys, 
     assert code == 130
     err = capsys.readouterr().err
     assert err.strip().splitlines()[-1] == "st-debias eval: interrupted by SIGINT (Ctrl-C); stopped."
+
+
+def test_eval_into_a_folder_in_use_is_refused(tiny_st_dir, mini_data, tmp_path, capsys):
+    """Failure: two evals into one folder both exited 0, leaving results.json and report.md of different models."""
+    from st_debias.files import hold_output_folder
+
+    out = tmp_path / "eval"
+    with hold_output_folder(out, "eval"):  # another eval writes into it meanwhile (the lock is per open file)
+        code = main(["eval", str(tiny_st_dir), "--tasks", "sts", "--output", str(out), "--data-dir", str(mini_data),
+                     "--no-progress"])  # fmt: skip
+    assert code == 2
+    assert f"{out} is in use by another st-debias eval (pid " in capsys.readouterr().err
+    assert not (out / "results.json").exists()
+
+
+def test_a_new_eval_replaces_every_file_of_the_earlier_one(tiny_st_dir, tiny_bert_dir, mini_data, tmp_path, capsys):
+    """Failure: a later eval with fewer tasks left the earlier eval's plots beside its report, and a later eval that
+    failed left the earlier results.json and report.md as if they were its own."""
+    out = tmp_path / "eval"
+    base = ["--output", str(out), "--data-dir", str(mini_data), "--negation-pairs", "10", "--no-progress"]
+    assert main(["eval", str(tiny_st_dir), "--tasks", "sts,bias", *base]) == 0
+    assert (out / "word_order_cosine_hist.png").exists()
+    assert main(["eval", str(tiny_st_dir), "--tasks", "sts", *base]) == 0
+    assert sorted(path.name for path in out.glob("*.png")) == ["sts_scores.png"]
+    assert main(["eval", str(tmp_path / "no-such-model"), "--tasks", "sts", *base]) == 2
+    assert sorted(path.name for path in out.iterdir() if not path.name.startswith(".")) == []

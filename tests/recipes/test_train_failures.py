@@ -285,7 +285,7 @@ def test_a_run_folder_in_use_is_refused_and_a_dead_holders_lock_is_taken_over(
         code = main(train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "2",
                                 "--overwrite"))  # fmt: skip
     assert code == 0
-    assert f"taking over the lock of a run that is no longer running (pid {first.pid} " in caplog.text
+    assert f"taking over the lock of a st-debias train that is no longer running (pid {first.pid} " in caplog.text
     assert json.loads((run / "run.json").read_text())["recipe"] == "focal"
     assert (run / ".run.lock").read_text() == "", "a finished run must leave the lock free"
 
