@@ -179,6 +179,62 @@ def test_row_cache_rebuilds_a_truncated_report(tmp_path: Path, tiny_model, caplo
     assert json.loads(report.read_text())["rows_used"] == 16, "the corrupt entry was not rewritten"
 
 
+def _cached_arrow(cache: Path) -> Path:
+    (entry,) = (cache / "rows").iterdir()
+    (arrow,) = (entry / "dataset").glob("*.arrow")
+    return arrow
+
+
+def test_row_cache_rebuilds_an_entry_with_a_flipped_sentence_byte(tmp_path: Path, tiny_model, caplog) -> None:
+    """Failure: one flipped byte in a cached sentence was reused silently and changed the trained model."""
+    recipe = override(load_recipe("simcse"), steps=2, batch_size=8)
+    sentences = read_corpus(None, 16)
+    rows, _ = build_rows(recipe, sentences, tiny_model, cache_dir=tmp_path, show_progress_bar=False)
+    arrow = _cached_arrow(tmp_path)
+    data = arrow.read_bytes()
+    where = data.index(rows["anchor"][3].encode())
+    arrow.write_bytes(data[:where] + bytes([data[where] ^ 0x20]) + data[where + 1 :])  # one letter's case
+    with caplog.at_level(logging.WARNING):
+        again, _ = build_rows(recipe, sentences, tiny_model, cache_dir=tmp_path, show_progress_bar=False)
+    assert "is unreadable (ValueError: its rows do not match their checksum" in caplog.text
+    assert again["anchor"] == rows["anchor"]
+
+
+def test_row_cache_rebuilds_an_entry_with_damaged_offsets(tmp_path: Path, tiny_model, caplog) -> None:
+    """Failure: a flipped byte in a cached column's offsets crashed every run (SystemError), never rebuilt."""
+    import struct
+
+    recipe = override(load_recipe("simcse"), steps=2, batch_size=8)
+    sentences = read_corpus(None, 16)
+    rows, _ = build_rows(recipe, sentences, tiny_model, cache_dir=tmp_path, show_progress_bar=False)
+    arrow = _cached_arrow(tmp_path)
+    data = bytearray(arrow.read_bytes())
+    ends = [0]
+    for text in rows["anchor"][:3]:
+        ends.append(ends[-1] + len(text.encode()))
+    where = data.index(struct.pack("<4i", *ends))
+    data[where + 7] ^= 0x7F  # the second offset's high byte: far past the column's data
+    arrow.write_bytes(bytes(data))
+    with caplog.at_level(logging.WARNING):
+        again, _ = build_rows(recipe, sentences, tiny_model, cache_dir=tmp_path, show_progress_bar=False)
+    assert "is unreadable (ArrowInvalid" in caplog.text
+    assert again["anchor"] == rows["anchor"]
+
+
+def test_row_cache_reads_back_an_entry_of_zero_rows(tmp_path: Path, caplog) -> None:
+    """Failure: a cache entry of 0 rows (an ipw build that kept none) was 'unreadable; rebuilding' on every rerun."""
+    from datasets import Dataset
+
+    from st_debias.recipes.data import _read_cached_rows, _write_cached_rows
+
+    empty = Dataset.from_dict({"anchor": [], "positive": [], "weight": []})
+    _write_cached_rows(tmp_path / "entry", empty, {"rows_used": 0})
+    with caplog.at_level(logging.WARNING):
+        rows, report = _read_cached_rows(tmp_path / "entry")
+    assert caplog.text == "" and len(rows) == 0 and rows.column_names == ["anchor", "positive", "weight"]
+    assert report == {"rows_used": 0}
+
+
 def test_row_cache_write_failure_leaves_no_entry(tmp_path: Path, tiny_model, monkeypatch) -> None:
     """Failure: a full disk while writing the cache left a half entry under the final name, read as valid later."""
     from st_debias.recipes import data
