@@ -134,6 +134,21 @@ CASES = {
         ],
         lambda i: [f"Recipe {i.root / 'nope.yaml'}: data.kind must be one of"],
     ),
+    "train-corpus-with-a-nul-byte": Case(
+        lambda i: _train(i, "--corpus", str(i.file("nul.txt", b"A sentence.\nAnother one.\nBad\x00line.\n"))),
+        lambda i: [f"{i.root / 'nul.txt'}:3: holds a NUL byte at column 4"],
+    ),
+    "train-recipe-with-a-duplicate-key": Case(
+        lambda i: [*_train(i), "--recipe", str(i.file("dup.yaml", (
+            "name: dup\nversion: 1\ntraining:\n  steps: 10\n  batch_size: 8\n  steps: 30\n")))],
+        lambda i: [f"Recipe {i.root / 'dup.yaml'}: not valid YAML: duplicate key 'steps' (first given on line 4)",
+                   "line 6"],
+        refused_up_front=True,
+    ),  # fmt: skip
+    "train-recipe-not-utf8": Case(
+        lambda i: ["train", "--recipe", str(i.file("latin1.yaml", b"name: caf\xe9\nversion: 1\n"))],
+        lambda i: [f"{i.root / 'latin1.yaml'}:1: is not valid UTF-8: byte 0xe9"],
+    ),
     "train-model-without-tokenizer": Case(
         lambda i: _train(i, "--model", str(i.model_without_tokenizer())),
         lambda i: [f"Model {i.root / 'no-tokenizer'}: its tokenizer (5 tokens) turns ordinary words into unknown",
