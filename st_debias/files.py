@@ -85,7 +85,8 @@ def atomic_write_json(path: str | os.PathLike[str], data: Any, indent: int | Non
 @contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """A temporary path beside ``path`` (same suffix) for another library to write; renamed to ``path`` when the
-    block ends, removed when it raises.
+    block ends, removed when it raises (a write the disk refused is re-raised as :func:`no_space_error`'s
+    ``OSError`` naming ``path``).
 
     Example:
         >>> with atomic_path(folder / "plot.png") as temporary:  # doctest: +SKIP
@@ -97,15 +98,19 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     try:
         yield temporary
         os.replace(temporary, path)
-    except BaseException:
+    except BaseException as error:
         temporary.unlink(missing_ok=True)
+        failed = no_space_error(error, path, None)
+        if failed is not None:
+            raise failed from error
         raise
 
 
 @contextmanager
 def staged_folder(target: str | os.PathLike[str], *, replace: bool = True) -> Iterator[Path]:
     """A staging folder path beside ``target`` (``.<name>.<pid>.tmp``, not yet created) to write a whole folder
-    into; when the block ends it is renamed to ``target``, and when it raises it is removed.
+    into; when the block ends it is renamed to ``target``, and when it raises it is removed (a write the disk
+    refused is re-raised as :func:`no_space_error`'s ``OSError`` naming ``target``).
 
     Args:
         target: the folder to publish.
@@ -123,8 +128,11 @@ def staged_folder(target: str | os.PathLike[str], *, replace: bool = True) -> It
     shutil.rmtree(staging, ignore_errors=True)
     try:
         yield staging
-    except BaseException:
+    except BaseException as error:
         shutil.rmtree(staging, ignore_errors=True)
+        failed = no_space_error(error, target, None)
+        if failed is not None:
+            raise failed from error
         raise
     if replace and target.exists():
         retired = target.with_name(f".{target.name}.old.{os.getpid()}.tmp")
@@ -170,22 +178,39 @@ def check_writable_folder(path: str | os.PathLike[str], what: str = "--output") 
     return folder
 
 
-def no_space_error(error: BaseException, path: str | os.PathLike[str], needed: int) -> OSError | None:
-    """For a full-disk ``error``, an ``OSError`` naming ``path``, the bytes needed and the bytes free; else None.
+#: Errors of a write that the disk refused: full, over quota, file too large, read-only, failing.
+_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO})
+#: How other libraries report a full disk (safetensors) or a failed write (torch.save), without an errno.
+_FULL_DISK_TEXT = ("No space left on device", "StorageFull")
+_FAILED_WRITE_TEXT = ("PytorchStreamWriter failed writing", "file write failed")
+
+
+def no_space_error(error: BaseException, path: str | os.PathLike[str], needed: int | None) -> OSError | None:
+    """For a write the disk refused (full, over quota, read-only, failing), an ``OSError`` naming ``path``, the
+    bytes needed (when known) and the bytes free; else None.
 
     A full disk surfaces as ``OSError`` ``ENOSPC`` without a path, or inside another library's error
-    (safetensors: ``IoError(... StorageFull ...)``); callers re-raise this one in its place.
+    (safetensors: ``IoError(... StorageFull ...)``; ``torch.save``: ``PytorchStreamWriter failed writing file …``);
+    callers re-raise this one in its place.
     """
-    if getattr(error, "errno", None) != errno.ENOSPC and "No space left on device" not in str(error):
+    code = getattr(error, "errno", None)
+    text = str(error)
+    full = code == errno.ENOSPC or any(marker in text for marker in _FULL_DISK_TEXT)
+    if not full and code not in _WRITE_ERRNOS and not any(marker in text for marker in _FAILED_WRITE_TEXT):
         return None
     folder = Path(path)
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
+    sizes = [f"{needed:,} bytes needed"] if needed is not None else []
     try:
-        free = f", {shutil.disk_usage(folder).free:,} bytes free"
+        sizes.append(f"{shutil.disk_usage(folder).free:,} bytes free")
     except OSError:
-        free = ""
-    return OSError(errno.ENOSPC, f"No space left on device writing {path}: {needed:,} bytes needed{free}")
+        pass
+    sizes_text = f": {', '.join(sizes)}" if sizes else ""
+    if full:
+        return OSError(errno.ENOSPC, f"No space left on device writing {path}{sizes_text}")
+    reason = getattr(error, "strerror", None) or (text.strip().splitlines() or [type(error).__name__])[-1]
+    return OSError(code or errno.EIO, f"Could not write {path} ({reason}){sizes_text}")
 
 
 def remove_stale_staging(folder: str | os.PathLike[str]) -> list[Path]:

@@ -423,3 +423,53 @@ def test_build_refuses_a_bad_option_before_any_work(tmp_path, capsys, kind, extr
     assert code == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def _disk_full(*args, **kwargs):
+    import errno
+
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+@pytest.mark.parametrize("failing", ["output", "cache"])
+def test_a_full_disk_while_build_writes_is_exit_2_naming_the_folder(tmp_path, monkeypatch, capsys, failing) -> None:
+    """Failure: a full disk while `build` saved its dataset crashed with a traceback, and one while it saved its
+    block cache was reported against the input file, naming no path; nothing may be left."""
+    from datasets import Dataset
+
+    from tests.conftest import first_sentences
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(first_sentences(20)) + "\n")
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    save = Dataset.save_to_disk
+
+    def full_under(folder: Path):
+        def save_or_fail(self, path, *args, **kwargs):
+            if str(path).startswith(str(folder)):
+                _disk_full()
+            return save(self, path, *args, **kwargs)
+
+        return save_or_fail
+
+    monkeypatch.setattr(Dataset, "save_to_disk", full_under(out if failing == "output" else cache))
+    assert main(["build", "simcse", "--input", str(corpus), "--output", str(out), "--cache-dir", str(cache)]) == 2
+    err = capsys.readouterr().err
+    named = out / "dataset" if failing == "output" else cache / "blocks"
+    assert f"st-debias build: error: [Errno 28] No space left on device writing {named}" in err, err[-1000:]
+    assert not out.exists()
+
+
+def test_a_full_disk_in_a_cache_write_names_the_cache_file_not_the_input(tmp_path, monkeypatch) -> None:
+    """Failure: a full disk while a build wrote its embedding cache was reported against the input file, with no
+    path of its own."""
+    import numpy as np
+
+    from st_debias.files import atomic_path
+
+    target = tmp_path / "cache" / "embeddings" / "key.npy"
+    monkeypatch.setattr(np, "save", _disk_full)
+    with pytest.raises(OSError, match=rf"No space left on device writing {target}: [\d,]+ bytes free"):
+        with atomic_path(target) as partial:
+            np.save(partial, np.zeros(3))
+    assert list(target.parent.iterdir()) == []

@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         with hold_output_folder(args.output, "eval"):
             return _evaluate_all(args, tasks, transfer_tasks)
-    except ValueError as error:  # the folder is in use by another command
+    except (ValueError, OSError) as error:  # the folder is in use by another command, a write the disk refused
         print(f"st-debias eval: {error}", file=sys.stderr)
         return 2
 

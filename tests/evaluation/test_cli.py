@@ -228,3 +228,29 @@ def test_a_new_eval_replaces_every_file_of_the_earlier_one(tiny_st_dir, tiny_ber
     assert sorted(path.name for path in out.glob("*.png")) == ["sts_scores.png"]
     assert main(["eval", str(tmp_path / "no-such-model"), "--tasks", "sts", *base]) == 2
     assert sorted(path.name for path in out.iterdir() if not path.name.startswith(".")) == []
+
+
+@pytest.mark.parametrize("failing", ["png", "results"])
+def test_a_full_disk_while_eval_writes_is_exit_2_naming_the_file(tiny_st_dir, mini_data, tmp_path, monkeypatch, capsys, failing):
+    """Failure: a full disk while eval wrote a plot or results.json crashed with a traceback naming no file."""
+    import errno
+
+    from matplotlib.figure import Figure
+
+    from st_debias import files
+
+    def disk_full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    if failing == "png":
+        monkeypatch.setattr(Figure, "savefig", disk_full)
+        named = "sts_scores.png"
+    else:
+        monkeypatch.setattr(files.os, "fsync", disk_full)
+        named = "results.json"
+    out = tmp_path / "eval"
+    code = main(["eval", str(tiny_st_dir), "--tasks", "sts", "--output", str(out), "--data-dir", str(mini_data),
+                 "--no-progress"])  # fmt: skip
+    assert code == 2
+    assert f"st-debias eval: [Errno 28] No space left on device writing {out / named}" in capsys.readouterr().err
+    assert [path.name for path in out.iterdir() if ".tmp" in path.name] == []

@@ -553,3 +553,31 @@ def test_a_full_disk_in_an_atomic_write_names_the_file_and_bytes(tmp_path: Path,
     with pytest.raises(OSError, match=rf"No space left on device writing {target}: 16 bytes needed"):
         files.atomic_write_json(target, {"rows": 1})
     assert list((tmp_path / "out").iterdir()) == []
+
+
+@pytest.mark.parametrize("failing", ["optimizer.pt", "rng_state.pth"])
+def test_a_full_disk_while_saving_optimizer_or_random_state_is_exit_2(
+    failing: str, tiny_bert_dir: Path, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    """Failure: a full disk while a checkpoint wrote optimizer.pt or rng_state.pth crashed with a traceback
+    (torch's `PytorchStreamWriter failed writing file`, no path) instead of exit 2 naming the folder."""
+    import torch
+
+    save = torch.save
+
+    def save_part_then_fail(obj, path, *args, **kwargs):
+        if str(path).endswith(failing):
+            Path(path).write_bytes(b"PK\x03\x04 cut short")
+            raise RuntimeError("PytorchStreamWriter failed writing file data/0: file write failed")  # torch's words
+        return save(obj, path, *args, **kwargs)
+
+    monkeypatch.setattr(torch, "save", save_part_then_fail)
+    run = tmp_path / "run"
+    assert main(train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "simcse", "--steps", "2")) == 2
+    err = capsys.readouterr().err
+    assert f"Could not write {run / 'checkpoints'} (PytorchStreamWriter failed writing file data/0: file write failed)" in err
+    assert "Traceback" not in err
+    from st_debias.recipes.run_folder import checkpoint_problem
+
+    assert checkpoint_problem(run / "checkpoints" / "checkpoint-2") is not None
+    assert not (run / "model").exists()
