@@ -93,26 +93,46 @@ class GradientShareCallback(TrainerCallback):
 
 
 class FindBestCheckpoint(TrainerCallback):
-    """Find a resumed run's best checkpoint in ``checkpoints_dir`` by its step, never through the recorded path.
+    """Find a run's best checkpoint by its step in the run's own folders, never through the recorded path.
 
     The trainer records the best checkpoint as a path, relative when ``--output`` was, and follows it on resume:
     from another working directory, or after the run folder was renamed, that path is missing or, worse, names
     another run's checkpoint. The step (``best_global_step``) is recorded too; this callback points the state at
-    ``checkpoints_dir/checkpoint-<step>``, or at nothing when that folder is gone (the run then keeps its last
-    weights, scored at the final step).
+    ``checkpoint-<step>`` in ``checkpoints_dir``, or, for a step no later than the resumed checkpoint, beside that
+    checkpoint (``--resume PATH`` of another folder), or at nothing when that folder is gone (the run then keeps its
+    last weights, scored at the final step). It does so when training begins and after every save (where the
+    trainer looks the step up in ``checkpoints_dir`` alone).
+
+    Args:
+        checkpoints_dir: the run's ``checkpoints`` folder.
+        resumed: the checkpoint the run resumes from (None for a new run).
     """
 
-    def __init__(self, checkpoints_dir: Path) -> None:
+    def __init__(self, checkpoints_dir: Path, resumed: str | Path | None = None) -> None:
         self.checkpoints_dir = Path(checkpoints_dir)
+        self.resumed = Path(resumed) if resumed is not None else None
+        self.resumed_step = 0
 
     def on_train_begin(self, args, state, control, **kwargs):  # noqa: ANN001 - the TrainerCallback signature
+        self.resumed_step = state.global_step if self.resumed is not None else 0
+        self._point(state)
+        return control
+
+    def on_save(self, args, state, control, **kwargs):  # noqa: ANN001 - the TrainerCallback signature
+        self._point(state)
+        return control
+
+    def _point(self, state) -> None:  # noqa: ANN001 - a TrainerState
         from .run_folder import CHECKPOINT_PREFIX, recorded_best_step
 
         # best_global_step is not recorded by older transformers: then the step in the recorded path's name
         step = recorded_best_step(getattr(state, "best_global_step", None), state.best_model_checkpoint)
-        found = self.checkpoints_dir / f"{CHECKPOINT_PREFIX}{step}" if step is not None else None
-        state.best_model_checkpoint = str(found) if found is not None and found.is_dir() else None
-        return control
+        if step is None:
+            state.best_model_checkpoint = None
+            return
+        folder = self.resumed.parent if self.resumed is not None and step <= self.resumed_step else self.checkpoints_dir
+        found = folder / f"{CHECKPOINT_PREFIX}{step}"
+        state.best_model_checkpoint = str(found) if found.is_dir() else None
 
 
 class CheckpointOwner(TrainerCallback, ExportableState):

@@ -390,11 +390,9 @@ def _train(
         )
         run.start = StartCandidate.score(run.model, run.dev_evaluator)
     stop_on_signal = SaveAndStopOnSignal()
-    # A resumed checkpoint's best checkpoint sits beside it (in another run folder for --resume PATH).
-    best_dir = Path(run.checkpoint).parent if run.checkpoint else checkpoints
     callbacks = [
-        stop_on_signal, StopOnNonFinite(loss, checkpoints), FindBestCheckpoint(best_dir), CheckpointOwner(run.run_id),
-        ResumedLearningRate(),
+        stop_on_signal, StopOnNonFinite(loss, checkpoints), FindBestCheckpoint(checkpoints, run.checkpoint),
+        CheckpointOwner(run.run_id), ResumedLearningRate(),
     ]
     if training.decay_to_start:
         callbacks.append(DecayToStart(training.decay_to_start))

@@ -43,6 +43,26 @@ def test_resume_finds_the_best_checkpoint_by_step_not_by_its_recorded_path(
     assert _same_weights(run / "model", run / "checkpoints" / "checkpoint-2")
 
 
+def test_resume_from_another_folder_keeps_that_folders_best_checkpoint(
+    focal_run: Path, tiny_bert_dir: Path, tmp_path: Path
+) -> None:
+    """Failure: resumed from another run folder's checkpoint, the trainer looked the best step up in this folder,
+    whose checkpoint of that step holds other weights, and saved those."""
+    source = tmp_path / "source"
+    shutil.copytree(focal_run, source)
+    run = copy_run(focal_run, tmp_path)
+    shutil.rmtree(run / "model")
+    own = run / "checkpoints" / "checkpoint-2"  # this folder's step 2: other weights than the source's best
+    weights = load_file(own / "model.safetensors")
+    save_file({key: tensor + 1 for key, tensor in weights.items()}, own / "model.safetensors")
+    args = _resume(tiny_bert_dir, run, tmp_path, "--steps", "6", "--no-start-as-candidate")
+    args[-3:-3] = [str(source / "checkpoints" / "checkpoint-4")]  # --resume PATH
+    assert main(args) == 0
+    best = json.loads((run / "checkpoints" / "checkpoint-6" / "trainer_state.json").read_text())["best_global_step"]
+    kept = source / "checkpoints" / "checkpoint-2" if best == 2 else run / "checkpoints" / f"checkpoint-{best}"
+    assert _same_weights(run / "model", kept)
+
+
 def test_resume_with_steps_below_the_checkpoint_is_refused(
     focal_run: Path, tiny_bert_dir: Path, tmp_path: Path, capsys
 ) -> None:
