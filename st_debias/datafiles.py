@@ -25,8 +25,13 @@ logger = logging.getLogger(__name__)
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:
-    """The sha256 of a file's bytes (the checksum data manifests and evaluation keys record)."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    """The sha256 of a file's bytes (the checksum data manifests, evaluation keys and ``run.json`` record), read
+    in blocks so that a large corpus is not held in memory."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 class DataFileError(ValueError):
