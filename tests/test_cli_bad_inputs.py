@@ -158,6 +158,7 @@ CASES = {
     "eval-model-without-tokenizer": Case(
         lambda i: ["eval", str(i.model_without_tokenizer()), "--tasks", "sts", "--output", str(i.root / "out")],
         lambda i: [f"Model {i.root / 'no-tokenizer'}: its tokenizer", "it has no tokenizer file"],
+        refused_up_front=True,
     ),
     "train-max-seq-length-above-position-limit": Case(
         lambda i: _train(i, "--max-seq-length", "512"),

@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     """Evaluate every model, writing results.json after each one, then the report. Returns 0, or 2 on bad input."""
     from st_debias.evaluation.evaluate import _check_tasks
     from st_debias.evaluation.transfer import QUICK_TRANSFER_TASKS, check_transfer_tasks
-    from st_debias.files import check_writable_folder, hold_output_folder
+    from st_debias.files import hold_output_folder
 
     try:
         tasks = _check_tasks(args.tasks)
@@ -108,23 +108,23 @@ def run(args: argparse.Namespace) -> int:
             transfer_tasks = check_transfer_tasks(args.transfer_tasks or TRANSFER_TASKS)
         if args.transfer_tasks and "transfer" not in tasks:
             raise ValueError("--transfer-tasks needs 'transfer' in --tasks")
-        check_writable_folder(args.output)  # before the models run, not after
-    except (ValueError, OSError) as error:
-        print(f"st-debias eval: {error}", file=sys.stderr)
-        return 2
-    try:
+        # Checks --output before the models run; a folder it created is removed again when nothing is written.
         with hold_output_folder(args.output, "eval"):
             return _evaluate_all(args, tasks, transfer_tasks)
-    except (ValueError, OSError) as error:  # the folder is in use by another command, a write the disk refused
+    except (ValueError, OSError) as error:  # bad input (a missing file is an OSError), a folder in use, a full disk
         print(f"st-debias eval: {error}", file=sys.stderr)
         return 2
 
 
 def _evaluate_all(args: argparse.Namespace, tasks: tuple[str, ...], transfer_tasks: Sequence[str]) -> int:
-    """Evaluate every model into ``args.output`` (held by this command), replacing an earlier evaluation's files."""
+    """Evaluate every model into ``args.output`` (held by this command), replacing an earlier evaluation's files;
+    ``results.json`` is written after each model.
+
+    Raises:
+        ValueError, OSError: bad input (a model, a data file), or a write the disk refused.
+    """
     from st_debias.evaluation.evaluate import evaluate_model
     from st_debias.evaluation.report import compare_table, remove_report, write_report, write_results
-    from st_debias.paths import DataNotFoundError
 
     removed = remove_report(args.output)
     if removed:
@@ -132,25 +132,21 @@ def _evaluate_all(args: argparse.Namespace, tasks: tuple[str, ...], transfer_tas
     results = []
     for model in args.models:
         print(f"[st-debias eval] {model}: {','.join(tasks)}", file=sys.stderr)
-        try:
-            entry = evaluate_model(
-                model,
-                tasks=tasks,
-                data_dir=args.data_dir,
-                batch_size=args.batch_size,
-                show_progress_bar=not args.no_progress,
-                negation_pairs=args.negation_pairs or None,
-                word_order_lines=args.word_order_lines,
-                mteb_data=args.mteb_data,
-                mteb_tasks=args.mteb_tasks.split(",") if args.mteb_tasks else STS_TASKS,
-                mteb_cache_dir=args.mteb_cache_dir,
-                pair_dataset=args.pairs if "bias" in tasks else None,
-                pair_columns=args.pair_columns.split(",") if args.pair_columns else None,
-                transfer_tasks=transfer_tasks,
-            )
-        except (DataNotFoundError, FileNotFoundError, ValueError) as error:
-            print(f"st-debias eval: {error}", file=sys.stderr)
-            return 2
+        entry = evaluate_model(
+            model,
+            tasks=tasks,
+            data_dir=args.data_dir,
+            batch_size=args.batch_size,
+            show_progress_bar=not args.no_progress,
+            negation_pairs=args.negation_pairs or None,
+            word_order_lines=args.word_order_lines,
+            mteb_data=args.mteb_data,
+            mteb_tasks=args.mteb_tasks.split(",") if args.mteb_tasks else STS_TASKS,
+            mteb_cache_dir=args.mteb_cache_dir,
+            pair_dataset=args.pairs if "bias" in tasks else None,
+            pair_columns=args.pair_columns.split(",") if args.pair_columns else None,
+            transfer_tasks=transfer_tasks,
+        )
         results.append(entry)
         write_results(results, args.output)
     report = write_report(results, args.output)
