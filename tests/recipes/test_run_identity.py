@@ -78,10 +78,10 @@ def test_resume_refuses_a_foreign_checkpoint_copied_into_the_run(
     focal_run: Path, tiny_bert_dir: Path, tmp_path: Path, capsys
 ) -> None:
     """Failure: another run's checkpoint copied into checkpoints/ was resumed, exit 0; with --keep last the saved
-    model was the foreign one while run.json named the start model."""
-    other = tmp_path / "other"
-    assert main(train_args(tiny_bert_dir, other, tmp_path / "cache", "--recipe", "focal", "--steps", "2",
-                            "--seed", "7")) == 0  # fmt: skip
+    model was the foreign one while run.json named the start model (and one of another width crashed with a
+    state_dict error)."""
+    other, narrow = tmp_path / "other", build_tiny_model_dir(tmp_path / "narrow", hidden=64)
+    assert main(train_args(narrow, other, tmp_path / "cache", "--recipe", "focal", "--steps", "2")) == 0
     run = copy_run(focal_run, tmp_path)
     foreign = run / "checkpoints" / "checkpoint-6"
     shutil.copytree(other / "checkpoints" / "checkpoint-2", foreign)
