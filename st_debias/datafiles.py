@@ -14,16 +14,24 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import logging
 import math
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+logger = logging.getLogger(__name__)
+
 
 def file_sha256(path: str | os.PathLike[str]) -> str:
-    """The sha256 of a file's bytes (the checksum data manifests and evaluation keys record)."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    """The sha256 of a file's bytes (the checksum data manifests, evaluation keys and ``run.json`` record), read
+    in blocks so that a large corpus is not held in memory."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 class DataFileError(ValueError):
@@ -66,14 +74,27 @@ def _undecodable_line(path: Path, encoding: str) -> DataFileError:
 def text_lines(path: str | os.PathLike[str], *, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
     """``(line_number, line without its newline)`` for each line of a text file, numbered from 1.
 
+    A UTF-8 byte-order mark at the start of the file is removed with a warning naming the file (read with
+    ``encoding="utf-8-sig"``, a file expected to start with one, it is removed silently); it would otherwise
+    begin the first sentence.
+
     Raises:
-        DataFileError: a line is not valid in ``encoding`` (the message names the line and the byte).
+        DataFileError: a line is not valid in ``encoding``, or holds a NUL byte (a binary file, or text in
+            UTF-16); the message names the line and the column.
     """
     path = Path(path)
     line_number = 0
     try:
         with path.open(encoding=encoding, newline=None) as handle:
             for line_number, line in enumerate(handle, start=1):  # noqa: B007 - read after the loop
+                if line_number == 1 and line.startswith("\ufeff"):
+                    logger.warning("%s starts with a UTF-8 byte-order mark; it was removed.", path)
+                    line = line[1:]
+                if "\0" in line:
+                    raise DataFileError(
+                        path, line_number, f"holds a NUL byte at column {line.index(chr(0)) + 1}: a binary file, or "
+                        "text in another encoding (UTF-16?); save it as UTF-8 text.",
+                    )
                 yield line_number, line.rstrip("\n")
     except UnicodeDecodeError as error:
         raise _undecodable_line(path, encoding) from error

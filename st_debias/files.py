@@ -15,20 +15,24 @@ import logging
 import os
 import re
 import shutil
+import socket
 import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
+    "LOCK_FILE",
     "atomic_path",
     "atomic_write_json",
     "atomic_write_text",
     "check_writable_folder",
+    "hold_output_folder",
     "no_space_error",
     "publish_folder",
     "remove_stale_staging",
@@ -38,6 +42,8 @@ __all__ = [
 # A staging name that records its writer: ``.<entry>.<pid>.tmp`` (folders) or ``.<stem>.<pid>.tmp.<suffix>``
 # (files written by another library, which reads the format from the suffix).
 _STAGING_PID = re.compile(r"\.(\d+)\.tmp(\.\w+)?$")
+# Held (flock) by the command writing into an output folder; never removed, so every command locks the same file.
+LOCK_FILE = ".run.lock"
 STALE_AFTER_S = 3600
 """A staging entry of a dead writer is removed only once this old: a cache may be shared with other hosts,
 whose pids mean nothing here."""
@@ -79,7 +85,8 @@ def atomic_write_json(path: str | os.PathLike[str], data: Any, indent: int | Non
 @contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """A temporary path beside ``path`` (same suffix) for another library to write; renamed to ``path`` when the
-    block ends, removed when it raises.
+    block ends, removed when it raises (a write the disk refused is re-raised as :func:`no_space_error`'s
+    ``OSError`` naming ``path``).
 
     Example:
         >>> with atomic_path(folder / "plot.png") as temporary:  # doctest: +SKIP
@@ -91,15 +98,19 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     try:
         yield temporary
         os.replace(temporary, path)
-    except BaseException:
+    except BaseException as error:
         temporary.unlink(missing_ok=True)
+        failed = no_space_error(error, path, None)
+        if failed is not None:
+            raise failed from error
         raise
 
 
 @contextmanager
 def staged_folder(target: str | os.PathLike[str], *, replace: bool = True) -> Iterator[Path]:
     """A staging folder path beside ``target`` (``.<name>.<pid>.tmp``, not yet created) to write a whole folder
-    into; when the block ends it is renamed to ``target``, and when it raises it is removed.
+    into; when the block ends it is renamed to ``target``, and when it raises it is removed (a write the disk
+    refused is re-raised as :func:`no_space_error`'s ``OSError`` naming ``target``).
 
     Args:
         target: the folder to publish.
@@ -117,8 +128,11 @@ def staged_folder(target: str | os.PathLike[str], *, replace: bool = True) -> It
     shutil.rmtree(staging, ignore_errors=True)
     try:
         yield staging
-    except BaseException:
+    except BaseException as error:
         shutil.rmtree(staging, ignore_errors=True)
+        failed = no_space_error(error, target, None)
+        if failed is not None:
+            raise failed from error
         raise
     if replace and target.exists():
         retired = target.with_name(f".{target.name}.old.{os.getpid()}.tmp")
@@ -164,22 +178,39 @@ def check_writable_folder(path: str | os.PathLike[str], what: str = "--output") 
     return folder
 
 
-def no_space_error(error: BaseException, path: str | os.PathLike[str], needed: int) -> OSError | None:
-    """For a full-disk ``error``, an ``OSError`` naming ``path``, the bytes needed and the bytes free; else None.
+#: Errors of a write that the disk refused: full, over quota, file too large, read-only, failing.
+_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO})
+#: How other libraries report a full disk (safetensors) or a failed write (torch.save), without an errno.
+_FULL_DISK_TEXT = ("No space left on device", "StorageFull")
+_FAILED_WRITE_TEXT = ("PytorchStreamWriter failed writing", "file write failed")
+
+
+def no_space_error(error: BaseException, path: str | os.PathLike[str], needed: int | None) -> OSError | None:
+    """For a write the disk refused (full, over quota, read-only, failing), an ``OSError`` naming ``path``, the
+    bytes needed (when known) and the bytes free; else None.
 
     A full disk surfaces as ``OSError`` ``ENOSPC`` without a path, or inside another library's error
-    (safetensors: ``IoError(... StorageFull ...)``); callers re-raise this one in its place.
+    (safetensors: ``IoError(... StorageFull ...)``; ``torch.save``: ``PytorchStreamWriter failed writing file …``);
+    callers re-raise this one in its place.
     """
-    if getattr(error, "errno", None) != errno.ENOSPC and "No space left on device" not in str(error):
+    code = getattr(error, "errno", None)
+    text = str(error)
+    full = code == errno.ENOSPC or any(marker in text for marker in _FULL_DISK_TEXT)
+    if not full and code not in _WRITE_ERRNOS and not any(marker in text for marker in _FAILED_WRITE_TEXT):
         return None
     folder = Path(path)
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
+    sizes = [f"{needed:,} bytes needed"] if needed is not None else []
     try:
-        free = f", {shutil.disk_usage(folder).free:,} bytes free"
+        sizes.append(f"{shutil.disk_usage(folder).free:,} bytes free")
     except OSError:
-        free = ""
-    return OSError(errno.ENOSPC, f"No space left on device writing {path}: {needed:,} bytes needed{free}")
+        pass
+    sizes_text = f": {', '.join(sizes)}" if sizes else ""
+    if full:
+        return OSError(errno.ENOSPC, f"No space left on device writing {path}{sizes_text}")
+    reason = getattr(error, "strerror", None) or (text.strip().splitlines() or [type(error).__name__])[-1]
+    return OSError(code or errno.EIO, f"Could not write {path} ({reason}){sizes_text}")
 
 
 def remove_stale_staging(folder: str | os.PathLike[str]) -> list[Path]:
@@ -217,3 +248,81 @@ def _running(pid: int) -> bool:
     except OSError:  # e.g. another user's process
         return True
     return True
+
+
+@contextmanager
+def hold_output_folder(output_dir: str | os.PathLike[str], command: str = "train") -> Iterator[None]:
+    """Hold an exclusive lock on ``output_dir`` while a command writes into it (``train`` for its whole run,
+    ``eval``), so that no second command writes into it meanwhile.
+
+    The lock is an ``flock`` on ``output_dir/.run.lock``: the kernel releases it when the holder exits, however
+    it exits, so a lock left by a killed run is taken over (with a warning naming it). The file records the
+    holder's command, pid, host and start time for the refusal message.
+
+    A run refused before it claimed a folder that the lock created (a model that cannot train, say) removes that
+    folder again, so that nothing is left behind.
+
+    Raises:
+        ValueError: another live process holds the folder (named by pid and start time).
+        OSError: the folder cannot be written.
+    """
+    output_dir = Path(output_dir)
+    created = not output_dir.exists()
+    try:
+        yield from _locked(output_dir, command)
+    except BaseException:
+        if created and output_dir.is_dir() and {entry.name for entry in output_dir.iterdir()} <= {LOCK_FILE}:
+            shutil.rmtree(output_dir, ignore_errors=True)
+        raise
+
+
+def _locked(output_dir: Path, command: str) -> Iterator[None]:
+    """The body of :func:`hold_output_folder`: create and lock ``output_dir/.run.lock`` while the caller runs."""
+    check_writable_folder(output_dir)
+    try:
+        import fcntl
+    except ImportError:  # not a POSIX system (Windows): no flock
+        logger.warning("No file locking on this platform: nothing stops a second run into %s.", output_dir)
+        yield
+        return
+    handle = open(output_dir / LOCK_FILE, "a+", encoding="utf-8")  # noqa: SIM115 - held until the run ends
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder, details = _holder(handle) or ("command", "pid unknown: it is starting")
+            raise ValueError(
+                f"{output_dir} is in use by another st-debias {holder} ({details}); wait for it to finish, stop it, "
+                "or choose another --output."
+            ) from None
+        previous = _holder(handle)
+        if previous:
+            logger.warning(
+                "%s: taking over the lock of a st-debias %s that is no longer running (%s).", output_dir, *previous
+            )
+        handle.seek(0)
+        handle.truncate()
+        started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        json.dump({"command": command, "pid": os.getpid(), "host": socket.gethostname(), "started": started}, handle)
+        handle.flush()
+        try:
+            yield
+        finally:
+            handle.seek(0)
+            handle.truncate()  # an empty lock file: the run ended normally
+    finally:
+        handle.close()  # releases the flock
+
+
+def _holder(handle: Any) -> tuple[str, str] | None:
+    """The command recorded in an open lock file and its pid, host and start time in words; None when empty."""
+    handle.seek(0)
+    try:
+        holder = json.loads(handle.read() or "null")
+    except ValueError:
+        holder = None
+    if not isinstance(holder, dict):
+        return None
+    # lock files of older versions name no command: only train took them
+    details = f"pid {holder.get('pid')} on {holder.get('host')}, started {holder.get('started')}"
+    return str(holder.get("command", "train")), details

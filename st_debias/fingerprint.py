@@ -23,3 +23,20 @@ def model_fingerprint(model: torch.nn.Module) -> str:
             data = data.float()
         digest.update(data.numpy().tobytes())
     return digest.hexdigest()[:16]
+
+
+def tokenizer_fingerprint(model: torch.nn.Module) -> str:
+    """A short hash of the tokenizer of a SentenceTransformer ``model`` (its vocabulary and rules), or ``"none"``.
+
+    A fast tokenizer is hashed through its full serialisation; a slow one through its sorted vocabulary and
+    class name.
+    """
+    tokenizer = getattr(model, "tokenizer", None)
+    if tokenizer is None:
+        return "none"
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is not None:
+        text = backend.to_str()
+    else:
+        text = type(tokenizer).__name__ + repr(sorted(tokenizer.get_vocab().items()))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

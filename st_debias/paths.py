@@ -12,7 +12,8 @@ Two settings, both explicit:
   error instead of a download attempt.
 
 :func:`load_model` is the one model loader of the package (builders, evaluation, recipes): it checks a
-local folder first (:func:`check_model_folder`) and names the folder in every error.
+local folder first (:func:`check_model_folder`), then the loaded model (:func:`check_loaded_model`: a tokenizer
+that knows ordinary words, a ``max_seq_length`` within the position limit), and names the folder in every error.
 """
 
 from __future__ import annotations
@@ -47,6 +48,13 @@ WEIGHT_FILES = (
     "pytorch_model.bin",
     "pytorch_model.bin.index.json",
 )
+
+
+#: Files any one of which holds a tokenizer's vocabulary (WordPiece, BPE, SentencePiece).
+TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", "sentencepiece.bpe.model")
+
+#: Ordinary words every usable English tokenizer maps to known tokens (checked on load).
+_PROBE_TEXT = "the man is playing a guitar in the house"
 
 
 def offline() -> bool:
@@ -223,15 +231,16 @@ def check_model_folder(path: str | os.PathLike[str]) -> Path:
 
 
 def load_model(name_or_path: str | os.PathLike[str] | None = None, **kwargs: Any):
-    """Load a SentenceTransformer: a hub id, a local folder (checked by :func:`check_model_folder`) or the default.
+    """Load a SentenceTransformer: a hub id, a local folder (checked by :func:`check_model_folder`) or the default,
+    then checked by :func:`check_loaded_model`.
 
     Args:
         name_or_path: see :func:`resolve_model_name`.
         **kwargs: passed to ``SentenceTransformer`` (``device=...``, ...).
 
     Raises:
-        InvalidModelError: a local path that is not a loadable model folder, or whose files fail to load;
-            the message names the path.
+        InvalidModelError: a local path that is not a loadable model folder, or whose files fail to load, or a
+            model whose tokenizer or ``max_seq_length`` cannot work; the message names the path.
         FileNotFoundError: offline and the model is not a local folder.
     """
     from sentence_transformers import SentenceTransformer
@@ -239,14 +248,72 @@ def load_model(name_or_path: str | os.PathLike[str] | None = None, **kwargs: Any
     resolved = resolve_model_name(name_or_path)
     local = Path(resolved)
     if not local.exists():
-        return SentenceTransformer(resolved, **kwargs)
-    check_model_folder(local)
-    try:
-        return SentenceTransformer(resolved, **kwargs)
-    except Exception as error:  # noqa: BLE001 - any failure on a local folder is a bad folder
+        model = SentenceTransformer(resolved, **kwargs)
+    else:
+        check_model_folder(local)
+        try:
+            model = SentenceTransformer(resolved, **kwargs)
+        except Exception as error:  # noqa: BLE001 - any failure on a local folder is a bad folder
+            raise InvalidModelError(
+                f"Could not load the model folder {local.resolve()}: {type(error).__name__}: {error}"
+            ) from error
+    check_loaded_model(model, local.resolve() if local.exists() else resolved)
+    return model
+
+
+def position_limit(model: Any) -> int | None:
+    """The longest input, in tokens, a SentenceTransformer's first module can embed: its
+    ``max_position_embeddings`` less the positions RoBERTa-style models reserve (``padding_idx + 1``); None when
+    the model does not say."""
+    encoder = getattr(model[0], "auto_model", None) if len(model) else None
+    limit = getattr(getattr(encoder, "config", None), "max_position_embeddings", None)
+    if not isinstance(limit, int):
+        return None
+    padding = getattr(getattr(encoder, "embeddings", None), "padding_idx", None)
+    return limit - (padding + 1) if isinstance(padding, int) else limit
+
+
+def check_loaded_model(model: Any, where: str | os.PathLike[str]) -> None:
+    """Refuse a loaded model that would score or train silently wrong.
+
+    Checked: its tokenizer maps a few ordinary English words to known tokens (a folder without tokenizer files
+    gets a tokenizer of a handful of special tokens, which turns every word into ``[UNK]``), and its
+    ``max_seq_length`` is within :func:`position_limit`.
+
+    Raises:
+        InvalidModelError: naming ``where`` and, for a local folder, the tokenizer files it lacks.
+    """
+    tokenizer = getattr(model, "tokenizer", None)
+    unknown = getattr(tokenizer, "unk_token_id", None)
+    if tokenizer is not None and unknown is not None:
+        ids = tokenizer(_PROBE_TEXT, add_special_tokens=False)["input_ids"]
+        if not ids or sum(token == unknown for token in ids) * 2 > len(ids):
+            folders = [folder for folder in _module_folders(Path(where)) if folder.is_dir()]
+            files = [name for folder in folders for name in TOKENIZER_FILES if (folder / name).is_file()]
+            missing = (
+                f"; it has no tokenizer file ({' or '.join(TOKENIZER_FILES)})" if folders and not files else ""
+            )
+            raise InvalidModelError(
+                f"Model {where}: its tokenizer ({len(tokenizer)} tokens) turns ordinary words into unknown tokens "
+                f"({tokenizer.unk_token}){missing}. Save the tokenizer with the model "
+                "(tokenizer.save_pretrained(folder))."
+            )
+    limit = position_limit(model)
+    if limit is not None and model.max_seq_length is not None and model.max_seq_length > limit:
         raise InvalidModelError(
-            f"Could not load the model folder {local.resolve()}: {type(error).__name__}: {error}"
-        ) from error
+            f"Model {where}: max_seq_length {model.max_seq_length} (sentence_bert_config.json) is above its "
+            f"position limit of {limit} tokens (config.json max_position_embeddings); lower it to at most {limit}."
+        )
+
+
+def _module_folders(folder: Path) -> list[Path]:
+    """The Transformer module folders of a local model (none for a hub id)."""
+    if not folder.is_dir():
+        return []
+    try:
+        return _transformer_folders(folder)
+    except InvalidModelError:
+        return [folder]
 
 
 def ensure_model(model: Any, **kwargs: Any):

@@ -45,6 +45,14 @@ class Inputs:
 
         return self.file("corpus.txt", "\n".join(first_sentences(lines)) + "\n")
 
+    def model_without_tokenizer(self) -> Path:
+        """A copy of the model folder without its tokenizer files (config and weights only)."""
+        import shutil
+
+        target = self.root / "no-tokenizer"
+        shutil.copytree(self.model, target, ignore=shutil.ignore_patterns("tokenizer*", "vocab*", "special_tokens*"))
+        return target
+
     def sts_data_dir(self, bad_line: str) -> Path:
         """A data folder of tiny STS files whose STS12 file holds ``bad_line`` as its line 3."""
         shared = Path(os.environ["ST_DEBIAS_DATA"]) / "sts"
@@ -76,6 +84,7 @@ class Case:
     argv: Callable[[Inputs], list[str]]
     message: Callable[[Inputs], list[str]]  # substrings the error output must contain
     code: int = 2
+    refused_up_front: bool = False  # refused before any work: no --output folder at all (no run.json)
 
 
 CASES = {
@@ -125,6 +134,44 @@ CASES = {
         ],
         lambda i: [f"Recipe {i.root / 'nope.yaml'}: data.kind must be one of"],
     ),
+    "train-corpus-with-a-nul-byte": Case(
+        lambda i: _train(i, "--corpus", str(i.file("nul.txt", b"A sentence.\nAnother one.\nBad\x00line.\n"))),
+        lambda i: [f"{i.root / 'nul.txt'}:3: holds a NUL byte at column 4"],
+    ),
+    "train-recipe-with-a-duplicate-key": Case(
+        lambda i: [*_train(i), "--recipe", str(i.file("dup.yaml", (
+            "name: dup\nversion: 1\ntraining:\n  steps: 10\n  batch_size: 8\n  steps: 30\n")))],
+        lambda i: [f"Recipe {i.root / 'dup.yaml'}: not valid YAML: duplicate key 'steps' (first given on line 4)",
+                   "line 6"],
+        refused_up_front=True,
+    ),  # fmt: skip
+    "train-recipe-not-utf8": Case(
+        lambda i: ["train", "--recipe", str(i.file("latin1.yaml", b"name: caf\xe9\nversion: 1\n"))],
+        lambda i: [f"{i.root / 'latin1.yaml'}:1: is not valid UTF-8: byte 0xe9"],
+    ),
+    "train-model-without-tokenizer": Case(
+        lambda i: _train(i, "--model", str(i.model_without_tokenizer())),
+        lambda i: [f"Model {i.root / 'no-tokenizer'}: its tokenizer (5 tokens) turns ordinary words into unknown",
+                   "it has no tokenizer file (tokenizer.json or vocab.txt"],
+        refused_up_front=True,
+    ),  # fmt: skip
+    "eval-model-without-tokenizer": Case(
+        lambda i: ["eval", str(i.model_without_tokenizer()), "--tasks", "sts", "--output", str(i.root / "out")],
+        lambda i: [f"Model {i.root / 'no-tokenizer'}: its tokenizer", "it has no tokenizer file"],
+        refused_up_front=True,
+    ),
+    "train-max-seq-length-above-position-limit": Case(
+        lambda i: _train(i, "--max-seq-length", "512"),
+        lambda i: ["--max-seq-length (training.max_seq_length) 512 is above the position limit", "128 tokens"],
+        refused_up_front=True,
+    ),
+    "train-missing-guide-folder": Case(
+        lambda i: [*_train(i), "--recipe", str(i.file("guide.yaml", (
+            "name: guided\nversion: 1\ndata: {kind: simcse}\n"
+            f"loss: {{name: InstanceWeightedMNRL, guide: {i.root / 'no-guide'}}}\n")))],
+        lambda i: [f"{i.root / 'no-guide'}"],
+        refused_up_front=True,
+    ),  # fmt: skip
     "train-model-folder-without-a-model": Case(
         lambda i: _train(i, "--model", str(i.root)), lambda i: [str(i.root)]
     ),
@@ -164,10 +211,6 @@ CASES = {
             "--batch-size", "16",
         ),
         lambda i: ["no-duplicates batch sampler formed no batch of 16 rows", "smaller --batch-size"],
-    ),
-    "train-recipe-not-utf8": Case(
-        lambda i: ["train", "--recipe", str(i.file("latin1.yaml", "name: mine\ndescription: caf\xe9\nversion: 1\n".encode("latin-1")))],
-        lambda i: [f"Recipe {i.root / 'latin1.yaml'}: line 2 is not UTF-8"],
     ),
     "build-input-is-a-rows-file": Case(
         lambda i: ["build", "simcse", "--input", str(REPO / "examples" / "pairs.csv"), "--output", str(i.root / "out")],
@@ -325,6 +368,7 @@ def test_bad_input_exits_non_zero_naming_it(case: Case, tiny_bert_dir: Path, tmp
         assert expected in captured.err, f"{expected!r} not in:\n{captured.err[-2000:]}"
     assert _leftovers(tmp_path) == []
     out = tmp_path / "out"
+    assert not (case.refused_up_front and out.exists()), f"{sorted(out.iterdir())} left by a refused command"
     for published in ("model", "dataset", "report.json", "results.json", "report.md"):
         assert not (out / published).exists(), f"{published} written by a failed command"
 
@@ -460,3 +504,53 @@ def test_build_refuses_a_bad_option_before_any_work(tmp_path, capsys, kind, extr
     assert code == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def _disk_full(*args, **kwargs):
+    import errno
+
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+@pytest.mark.parametrize("failing", ["output", "cache"])
+def test_a_full_disk_while_build_writes_is_exit_2_naming_the_folder(tmp_path, monkeypatch, capsys, failing) -> None:
+    """Failure: a full disk while `build` saved its dataset crashed with a traceback, and one while it saved its
+    block cache was reported against the input file, naming no path; nothing may be left."""
+    from datasets import Dataset
+
+    from tests.conftest import first_sentences
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(first_sentences(20)) + "\n")
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    save = Dataset.save_to_disk
+
+    def full_under(folder: Path):
+        def save_or_fail(self, path, *args, **kwargs):
+            if str(path).startswith(str(folder)):
+                _disk_full()
+            return save(self, path, *args, **kwargs)
+
+        return save_or_fail
+
+    monkeypatch.setattr(Dataset, "save_to_disk", full_under(out if failing == "output" else cache))
+    assert main(["build", "simcse", "--input", str(corpus), "--output", str(out), "--cache-dir", str(cache)]) == 2
+    err = capsys.readouterr().err
+    named = out / "dataset" if failing == "output" else cache / "blocks"
+    assert f"st-debias build: error: [Errno 28] No space left on device writing {named}" in err, err[-1000:]
+    assert not out.exists()
+
+
+def test_a_full_disk_in_a_cache_write_names_the_cache_file_not_the_input(tmp_path, monkeypatch) -> None:
+    """Failure: a full disk while a build wrote its embedding cache was reported against the input file, with no
+    path of its own."""
+    import numpy as np
+
+    from st_debias.files import atomic_path
+
+    target = tmp_path / "cache" / "embeddings" / "key.npy"
+    monkeypatch.setattr(np, "save", _disk_full)
+    with pytest.raises(OSError, match=rf"No space left on device writing {target}: [\d,]+ bytes free"):
+        with atomic_path(target) as partial:
+            np.save(partial, np.zeros(3))
+    assert list(target.parent.iterdir()) == []

@@ -88,3 +88,15 @@ def test_portable_path_hides_this_machines_folders(tmp_path, monkeypatch):
     home = tmp_path.parent / f"{tmp_path.name}-home"  # outside the working directory
     monkeypatch.setenv("HOME", str(home))  # a reused evaluation's cache file lives under the home folder
     assert portable_path(home / ".cache" / "st_debias" / "eval" / "ab.json") == "~/.cache/st_debias/eval/ab.json"
+
+
+def test_max_seq_length_above_the_position_limit_is_named(saved_model, tmp_path):
+    """Failure: a saved max_seq_length above the model's position embeddings loaded, then crashed mid-run on the
+    first long line (an index error deep in the embeddings)."""
+    import json
+
+    folder = _copy(saved_model, tmp_path)
+    config = folder / "sentence_bert_config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "max_seq_length": 512}))
+    with pytest.raises(InvalidModelError, match=rf"Model {folder.resolve()}: max_seq_length 512 .* above its position limit of 128"):
+        load_model(folder)

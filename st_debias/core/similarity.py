@@ -5,6 +5,13 @@ input below float32 (float16, bfloat16) is upcast first, so a matmul never round
 digits and a zero embedding never meets an ``eps`` that underflows to 0 (a NaN in float16). The scores are
 computed with autocast switched off, so mixed-precision training (``bf16=True``, ``fp16=True``) does not
 round them back down.
+
+Extreme norms: a float32 norm squares its entries, so rows of norm ≥ ~1e19 overflow to inf and rows of norm
+≤ ~1e-19 underflow to 0, and their cosines (and so every loss) silently fell to the uniform value with zero
+gradient. Cosine scorers therefore see each row divided by its largest absolute entry first (the cosine is
+scale-invariant, so the value is unchanged wherever it was computable), and :func:`batch_standardize` divides each
+feature by its largest absolute value with ``eps`` rescaled to match (the same value, exactly). Non-finite inputs
+are refused by the losses (:func:`~st_debias.core.validation.check_num_columns`).
 """
 
 from __future__ import annotations
@@ -60,10 +67,26 @@ def full_precision(x: Tensor) -> AbstractContextManager[Any]:
     return nullcontext()
 
 
+#: Scorers that depend on the rows' directions only: each input row is divided by its largest absolute entry first.
+_SCALE_INVARIANT = (cos_sim, pairwise_cos_sim)
+
+
+def _unit_max_rows(x: Tensor) -> Tensor:
+    """``x`` with each row divided by its largest absolute entry (a zero row unchanged): same directions, norms
+    between 1 and √dim, so that a norm computed in float32 neither overflows nor underflows."""
+    largest = x.detach().abs().amax(dim=-1, keepdim=True)
+    return x / torch.where(largest > 0, largest, torch.ones_like(largest))
+
+
+def _scorer_input(x: Tensor, similarity_fct: SimilarityFct) -> Tensor:
+    x = at_least_float32(x)
+    return _unit_max_rows(x) if similarity_fct in _SCALE_INVARIANT else x
+
+
 def similarity_matrix(a: Tensor, b: Tensor, similarity_fct: SimilarityFct = cos_sim) -> Tensor:
     """``similarity_fct`` of every row of ``a`` with every row of ``b``: shape ``(len(a), len(b))``."""
     with full_precision(a):
-        return similarity_fct(at_least_float32(a), at_least_float32(b))
+        return similarity_fct(_scorer_input(a, similarity_fct), _scorer_input(b, similarity_fct))
 
 
 def rowwise_similarity(a: Tensor, b: Tensor, similarity_fct: SimilarityFct = cos_sim) -> Tensor:
@@ -72,9 +95,9 @@ def rowwise_similarity(a: Tensor, b: Tensor, similarity_fct: SimilarityFct = cos
     ``cos_sim`` and ``dot_score`` use their pairwise versions; any other scorer is evaluated as a
     matrix and its diagonal taken.
     """
-    a, b = at_least_float32(a), at_least_float32(b)
     pairwise = _PAIRWISE.get(similarity_fct)
     with full_precision(a):
+        a, b = _scorer_input(a, similarity_fct), _scorer_input(b, similarity_fct)
         return pairwise(a, b) if pairwise is not None else similarity_fct(a, b).diagonal()
 
 
@@ -90,10 +113,18 @@ def batch_standardize(x: Tensor, eps: float = 1e-5) -> Tensor:
     return that rounding noise scaled by 1/√eps; a column constant in every feature (the same text in
     every row) then becomes a near-zero vector, whose cosine has gradients of ~1/‖z‖ (1e10 seen).
     The value changes by at most √``CONSTANT_VARIANCE`` (1e-3) per such feature.
+
+    Each feature is divided by its largest absolute value ``s`` first and ``eps`` by ``s²``: the same value,
+    exactly, without a variance that overflows float32 (features ≥ ~1e19). Features whose spread is far below
+    √``eps`` (inputs of norm ≤ ~1e-6, as in ``BatchNorm1d``) are constant by this definition and come out as 0.
     """
     x = at_least_float32(x)
-    mean = x.mean(dim=0, keepdim=True)
-    var = x.var(dim=0, unbiased=False, keepdim=True)
-    standardized = (x - mean) / torch.sqrt(var + eps)
-    return torch.where(var > CONSTANT_VARIANCE * eps, standardized, torch.zeros_like(standardized))
+    largest = x.detach().abs().amax(dim=0, keepdim=True)
+    largest = torch.where(largest > 0, largest, torch.ones_like(largest))
+    z = x / largest
+    eps_z = eps / largest.square()  # inf where largest² underflows: such a feature is constant (0), as unscaled
+    mean = z.mean(dim=0, keepdim=True)
+    var = z.var(dim=0, unbiased=False, keepdim=True)
+    standardized = (z - mean) / torch.sqrt(var + eps_z)
+    return torch.where(var > CONSTANT_VARIANCE * eps_z, standardized, torch.zeros_like(standardized))
 

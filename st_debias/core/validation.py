@@ -9,7 +9,8 @@ from torch import Tensor
 
 
 def check_num_columns(embeddings: list[Tensor], minimum: int, maximum: int | None, loss_name: str, layout: str) -> None:
-    """Raise ``ValueError`` when the number of input columns is outside ``[minimum, maximum]``."""
+    """Raise ``ValueError`` when the number of input columns is outside ``[minimum, maximum]``, the columns differ
+    in rows or have none, or an embedding holds NaN or inf (which gave a finite loss with NaN gradients)."""
     count = len(embeddings)
     if count < minimum or (maximum is not None and count > maximum):
         expected = f"{minimum}" if maximum == minimum else f"{minimum}..{maximum if maximum is not None else 'n'}"
@@ -21,6 +22,7 @@ def check_num_columns(embeddings: list[Tensor], minimum: int, maximum: int | Non
     if len(sizes) != 1:
         raise ValueError(f"{loss_name}: all input columns must have the same number of rows, got sizes {sorted(sizes)}.")
     check_not_empty(embeddings[0].size(0), loss_name)
+    check_finite(embeddings, "input embeddings", loss_name)
 
 
 def check_not_empty(rows: int, loss_name: str) -> None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -146,13 +147,28 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def _save(rows, report, output: str) -> None:
-    """Publish the dataset whole (:func:`~st_debias.files.staged_folder`), then the report."""
-    from st_debias.files import atomic_write_text, staged_folder
+    """Publish the dataset whole (:func:`~st_debias.files.staged_folder`), then the report.
+
+    Raises:
+        OSError: the disk refused a write (:func:`~st_debias.files.no_space_error`), naming the dataset folder;
+            nothing is published.
+    """
+    from st_debias.files import atomic_write_text, no_space_error, staged_folder
 
     folder = Path(output)
-    with staged_folder(folder / "dataset") as staging:
-        rows.save_to_disk(str(staging))
-    atomic_write_text(folder / "report.json", report.to_json())
+    try:
+        with staged_folder(folder / "dataset") as staging:
+            rows.save_to_disk(str(staging))
+    except Exception as error:  # noqa: BLE001 - datasets/pyarrow wrap the OSError in their own types
+        failed = no_space_error(error, folder / "dataset", rows.data.nbytes)
+        if failed is None:
+            raise
+        raise failed from error
+    try:
+        atomic_write_text(folder / "report.json", report.to_json())
+    except OSError:  # a dataset without its report is not a build: take it back
+        shutil.rmtree(folder / "dataset", ignore_errors=True)
+        raise
     print(f"{len(rows)} rows -> {folder / 'dataset'}; report -> {folder / 'report.json'}")
     print(json.dumps({"skipped": dict(report.skipped), "statistics": report.statistics}, indent=2))
 
@@ -220,7 +236,9 @@ def run(args: argparse.Namespace) -> int:
             return 0
         rows, report = _merge(parts) if parts is not None else _build(args, options, shard)
     except (FileNotFoundError, ValueError, OSError) as error:  # UnicodeDecodeError is a ValueError
-        print(f"st-debias build: error: {' '.join(args.input or [args.rows])}: {error}", file=sys.stderr)
+        # An OSError names its own path (a missing input, a cache write the disk refused): not the input's fault.
+        blamed = "" if isinstance(error, OSError) else f"{' '.join(args.input or [args.rows])}: "
+        print(f"st-debias build: error: {blamed}{error}", file=sys.stderr)
         _remove_if_empty(args.output)
         return 2
     if len(rows) == 0:
@@ -232,7 +250,12 @@ def run(args: argparse.Namespace) -> int:
         )
         _remove_if_empty(args.output)
         return 1
-    _save(rows, report, args.output)
+    try:
+        _save(rows, report, args.output)
+    except OSError as error:  # a write the disk refused, named by _save
+        print(f"st-debias build: error: {error}", file=sys.stderr)
+        _remove_if_empty(args.output)
+        return 2
     return 0
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 
 from st_debias.evaluation.bias_data import DEFAULT_NEGATION_PAIRS, DEFAULT_WORD_ORDER_LINES
 from st_debias.evaluation.entries import TASK_GROUPS
@@ -100,13 +101,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Evaluate every model, writing results.json after each one, then the report. Returns 0, or 2 on bad input."""
-    from st_debias.evaluation.embeddings import load_any_model
     from st_debias.evaluation.evaluate import _check_tasks
-    from st_debias.evaluation.report import compare_table, write_report, write_results
-    from st_debias.evaluation.reuse import evaluate_or_reuse
     from st_debias.evaluation.transfer import QUICK_TRANSFER_TASKS, check_transfer_tasks
-    from st_debias.files import check_writable_folder
-    from st_debias.paths import DataNotFoundError
+    from st_debias.files import hold_output_folder
 
     try:
         tasks = _check_tasks(args.tasks)
@@ -117,37 +114,51 @@ def run(args: argparse.Namespace) -> int:
         if args.transfer_tasks and "transfer" not in tasks:
             raise ValueError("--transfer-tasks needs 'transfer' in --tasks")
         _check_pairs(args, tasks)
-        check_writable_folder(args.output)  # before the models run, not after
-    except (ValueError, OSError) as error:
+        # Checks --output before the models run; a folder it created is removed again when nothing is written.
+        with hold_output_folder(args.output, "eval"):
+            return _evaluate_all(args, tasks, transfer_tasks)
+    except (ValueError, OSError) as error:  # bad input (a missing file is an OSError), a folder in use, a full disk
         print(f"st-debias eval: {error}", file=sys.stderr)
         return 2
+
+
+def _evaluate_all(args: argparse.Namespace, tasks: tuple[str, ...], transfer_tasks: Sequence[str]) -> int:
+    """Evaluate every model into ``args.output`` (held by this command), replacing an earlier evaluation's files;
+    ``results.json`` is written after each model.
+
+    Raises:
+        ValueError, OSError: bad input (a model, a data file), or a write the disk refused.
+    """
+    from st_debias.evaluation.embeddings import load_any_model
+    from st_debias.evaluation.report import compare_table, remove_report, write_report, write_results
+    from st_debias.evaluation.reuse import evaluate_or_reuse
+
+    removed = remove_report(args.output)
+    if removed:
+        print(f"[st-debias eval] replacing the earlier evaluation in {args.output}", file=sys.stderr)
     results = []
     for model in args.models:
         print(f"[st-debias eval] {model}: {','.join(tasks)}", file=sys.stderr)
-        try:
-            # A stored evaluation of the same weights, settings and data files (the one shipped for the default
-            # model, or one cached by an earlier run) is reused, and the run says so, as `train` does.
-            st_model, label = load_any_model(model)
-            entry = evaluate_or_reuse(
-                st_model,
-                tasks,
-                args.data_dir,
-                label=label,
-                cache_dir=args.cache_dir,
-                batch_size=args.batch_size,
-                show_progress_bar=not args.no_progress,
-                negation_pairs=args.negation_pairs or None,
-                word_order_lines=args.word_order_lines,
-                mteb_data=args.mteb_data,
-                mteb_tasks=args.mteb_tasks.split(",") if args.mteb_tasks else STS_TASKS,
-                mteb_cache_dir=args.mteb_cache_dir,
-                pair_dataset=args.pairs,
-                pair_columns=args.pair_columns.split(",") if args.pair_columns else None,
-                transfer_tasks=transfer_tasks,
-            )
-        except (DataNotFoundError, FileNotFoundError, ValueError) as error:
-            print(f"st-debias eval: {error}", file=sys.stderr)
-            return 2
+        # A stored evaluation of the same weights, settings and data files (the one shipped for the default
+        # model, or one cached by an earlier run) is reused, and the run says so, as `train` does.
+        st_model, label = load_any_model(model)
+        entry = evaluate_or_reuse(
+            st_model,
+            tasks,
+            args.data_dir,
+            label=label,
+            cache_dir=args.cache_dir,
+            batch_size=args.batch_size,
+            show_progress_bar=not args.no_progress,
+            negation_pairs=args.negation_pairs or None,
+            word_order_lines=args.word_order_lines,
+            mteb_data=args.mteb_data,
+            mteb_tasks=args.mteb_tasks.split(",") if args.mteb_tasks else STS_TASKS,
+            mteb_cache_dir=args.mteb_cache_dir,
+            pair_dataset=args.pairs,
+            pair_columns=args.pair_columns.split(",") if args.pair_columns else None,
+            transfer_tasks=transfer_tasks,
+        )
         results.append(entry)
         write_results(results, args.output)
     report = write_report(results, args.output)

@@ -39,6 +39,20 @@ PLOT_FILES = {
     "word_order": "word_order_cosine_hist.png",
 }
 
+#: What an evaluation writes into its folder: removed by :func:`remove_report` before a new one.
+REPORT_FILES = ("results.json", "report.md", *PLOT_FILES.values())
+
+
+def remove_report(output_dir: str | os.PathLike[str]) -> list[Path]:
+    """Remove what an earlier evaluation wrote into ``output_dir`` (:data:`REPORT_FILES`); return what was removed.
+
+    A new evaluation starts from an empty report, so that ``results.json``, ``report.md`` and the plots never
+    describe different evaluations (an interrupted new one, or one with fewer tasks)."""
+    removed = [Path(output_dir) / name for name in REPORT_FILES if (Path(output_dir) / name).is_file()]
+    for path in removed:
+        path.unlink()
+    return removed
+
 def _fmt(value: Any, digits: int = 2) -> str:
     if value is None:
         return "–"
@@ -315,6 +329,8 @@ def write_report(results: list[dict[str, Any]], output_dir: str | os.PathLike[st
                 fig.savefig(temporary, dpi=120, format="png")
             plt.close(fig)
             drawn[key] = PLOT_FILES[key]
+        else:  # a plot of an earlier report of other tasks would sit beside this one
+            (out / PLOT_FILES[key]).unlink(missing_ok=True)
 
     lines = [
         "# st_debias evaluation report",

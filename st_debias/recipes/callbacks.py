@@ -1,5 +1,6 @@
-"""Trainer callbacks that show what drives a run, keep a resumed run's best checkpoint, and pull the weights
-back toward the start model (``training.decay_to_start``)."""
+"""Trainer callbacks that show what drives a run, keep a resumed run's best checkpoint, mark each checkpoint with
+its run, apply a learning rate changed on resume, and pull the weights back toward the start model
+(``training.decay_to_start``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 import torch
 from torch import nn
 from transformers import TrainerCallback
+from transformers.trainer_callback import ExportableState
 
 
 class GradientShareCallback(TrainerCallback):
@@ -91,24 +93,86 @@ class GradientShareCallback(TrainerCallback):
 
 
 class FindBestCheckpoint(TrainerCallback):
-    """Find a resumed run's best checkpoint in ``checkpoints_dir`` by its step, wherever the run was started.
+    """Find a run's best checkpoint by its step in the run's own folders, never through the recorded path.
 
-    The trainer records the best checkpoint as a path, relative when ``--output`` was, and forgets it on resume
-    when that path does not exist from the current working directory (or after the folder moved): the run then
-    ends holding its last weights, not its best. The step (``best_global_step``) is recorded too; this callback
-    points the state back at ``checkpoints_dir/checkpoint-<step>`` when that folder exists.
+    The trainer records the best checkpoint as a path, relative when ``--output`` was, and follows it on resume:
+    from another working directory, or after the run folder was renamed, that path is missing or, worse, names
+    another run's checkpoint. The step (``best_global_step``) is recorded too; this callback points the state at
+    ``checkpoint-<step>`` in ``checkpoints_dir``, or, for a step no later than the resumed checkpoint, beside that
+    checkpoint (``--resume PATH`` of another folder), or at nothing when that folder is gone (the run then keeps its
+    last weights, scored at the final step). It does so when training begins and after every save (where the
+    trainer looks the step up in ``checkpoints_dir`` alone).
+
+    Args:
+        checkpoints_dir: the run's ``checkpoints`` folder.
+        resumed: the checkpoint the run resumes from (None for a new run).
     """
 
-    def __init__(self, checkpoints_dir: Path) -> None:
+    def __init__(self, checkpoints_dir: Path, resumed: str | Path | None = None) -> None:
         self.checkpoints_dir = Path(checkpoints_dir)
+        self.resumed = Path(resumed) if resumed is not None else None
+        self.resumed_step = 0
 
     def on_train_begin(self, args, state, control, **kwargs):  # noqa: ANN001 - the TrainerCallback signature
-        recorded = state.best_model_checkpoint
-        step = getattr(state, "best_global_step", None)  # not recorded by older transformers
-        if step and not (recorded and Path(recorded).is_dir()):
-            found = self.checkpoints_dir / f"checkpoint-{step}"
-            if found.is_dir():
-                state.best_model_checkpoint = str(found)
+        self.resumed_step = state.global_step if self.resumed is not None else 0
+        self._point(state)
+        return control
+
+    def on_save(self, args, state, control, **kwargs):  # noqa: ANN001 - the TrainerCallback signature
+        self._point(state)
+        return control
+
+    def _point(self, state) -> None:  # noqa: ANN001 - a TrainerState
+        from .run_folder import CHECKPOINT_PREFIX, recorded_best_step
+
+        # best_global_step is not recorded by older transformers: then the step in the recorded path's name
+        step = recorded_best_step(getattr(state, "best_global_step", None), state.best_model_checkpoint)
+        if step is None:
+            state.best_model_checkpoint = None
+            return
+        folder = self.resumed.parent if self.resumed is not None and step <= self.resumed_step else self.checkpoints_dir
+        found = folder / f"{CHECKPOINT_PREFIX}{step}"
+        state.best_model_checkpoint = str(found) if found.is_dir() else None
+
+
+class CheckpointOwner(TrainerCallback, ExportableState):
+    """Records the ``run_id`` of the run that writes a checkpoint in its ``trainer_state.json``
+    (``stateful_callbacks``), the file written last, which completes the checkpoint; ``--resume`` refuses a
+    checkpoint that does not record its run folder's ``run_id``
+    (:func:`~st_debias.recipes.run_folder.resume_checkpoint`).
+
+    Args:
+        run_id: the ``run_id`` of the run folder's ``run.json``.
+    """
+
+    def __init__(self, run_id: str | None) -> None:
+        self.run_id = run_id
+
+    def state(self) -> dict:
+        return {"args": {"run_id": self.run_id}, "attributes": {}}
+
+
+class ResumedLearningRate(TrainerCallback):
+    """Apply the run's learning rate to a resumed schedule.
+
+    A checkpoint holds the scheduler's and the optimizer's state, and with them the learning rate the run began
+    with: loaded on resume, it silently overrides ``--learning-rate``, and the first resumed step ran at the rate
+    the old schedule ended on (0 at the end of a finished run). On resume this callback rescales the schedule's
+    base rates so that the largest is ``args.learning_rate`` and sets each parameter group's rate to its base ×
+    the schedule's factor at the resumed step: the schedule (warm-up, decay to ``--steps``) takes effect at the
+    new rate from the first resumed step on.
+    """
+
+    def on_train_begin(self, args, state, control, optimizer=None, lr_scheduler=None, **kwargs):  # noqa: ANN001
+        lambdas = getattr(lr_scheduler, "lr_lambdas", None)
+        if state.global_step == 0 or optimizer is None or lambdas is None:
+            return control
+        scale = args.learning_rate / max(lr_scheduler.base_lrs)
+        lr_scheduler.base_lrs = [base * scale for base in lr_scheduler.base_lrs]
+        for group, base, factor in zip(optimizer.param_groups, lr_scheduler.base_lrs, lambdas, strict=True):
+            group["initial_lr"] = base
+            group["lr"] = base * factor(lr_scheduler.last_epoch)
+        lr_scheduler._last_lr = [group["lr"] for group in optimizer.param_groups]
         return control
 
 

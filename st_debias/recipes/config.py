@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from st_debias.data.kinds import DATA_KINDS
+from st_debias.datafiles import text_lines
 
 from .losses import LOSSES, LossConfig, check_loss_config
 from .mix_sources import MIX_SOURCES
@@ -88,7 +89,23 @@ class Recipe:
 
 
 class _RecipeYamlLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, reading ``3e-5`` as a float (YAML 1.2) rather than as a string (YAML 1.1)."""
+    """PyYAML's safe loader, reading ``3e-5`` as a float (YAML 1.2) rather than as a string (YAML 1.1), and refusing
+    a key given twice in one mapping (PyYAML keeps the last silently: ``steps: 10 … steps: 30`` trained 30)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        first: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                seen = key in first
+            except TypeError:  # an unhashable key: the base constructor names it
+                continue
+            if seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r} (first given on line {first[key]})", key_node.start_mark
+                )
+            first[key] = key_node.start_mark.line + 1
+        return super().construct_mapping(node, deep=deep)
 
 
 _RecipeYamlLoader.add_implicit_resolver(
@@ -237,15 +254,9 @@ def load_recipe(name_or_path: str | Path, training: dict[str, Any] | None = None
     if not path.is_file():
         raise ValueError(f"Unknown recipe {str(name_or_path)!r}: choose one of {available_recipes()} or pass a YAML file path.")
     try:
-        raw = read_recipe_yaml(path.read_text(encoding="utf-8")) or {}
+        raw = read_recipe_yaml("\n".join(line for _, line in text_lines(path))) or {}
     except yaml.YAMLError as error:
         raise ValueError(f"Recipe {path}: not valid YAML: {error}") from error
-    except UnicodeDecodeError as error:
-        line = path.read_bytes()[: error.start].count(b"\n") + 1
-        raise ValueError(
-            f"Recipe {path}: line {line} is not UTF-8 (byte {error.object[error.start]:#04x} at offset {error.start}); "
-            "save the file as UTF-8."
-        ) from error
     if not isinstance(raw, dict):
         raise ValueError(f"Recipe {path}: expected a mapping of keys (name, version, data, loss, training).")
     for key in ("name", "version"):

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from datasets import Dataset, load_from_disk
+from datasets import Dataset, Features, load_from_disk
 
 from st_debias.data.io.corpus import read_sentences
 from st_debias.data.io.rows import LABEL_COLUMNS, read_rows, rows_file_reason
@@ -59,7 +59,7 @@ def _key(recipe: Recipe, sentences: list[str], model: Any, max_rows: int | None 
         "model": model_fingerprint(model),
         "sentences": hashlib.sha256("\n".join(sentences).encode()).hexdigest(),
         "generators": DATA_KINDS[recipe.data.kind].versions(),
-        "format": 2,
+        "format": 3,  # 3: entries carry their rows' checksum
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:20]
 
@@ -230,14 +230,37 @@ def mix_source_rows(
     return MIX_SOURCES[source].rows(data_dir=data_dir, sentences=sentences, cache_dir=cache_dir)
 
 
+def rows_checksum(rows: Dataset) -> str:
+    """The sha256 of ``rows``' column types and values (the row cache checks it on every reuse)."""
+    digest = hashlib.sha256(json.dumps(rows.features.to_dict(), sort_keys=True).encode())
+    values = rows[:] if len(rows) else {name: [] for name in rows.column_names}
+    for name in rows.column_names:
+        digest.update(json.dumps([name, values[name]], ensure_ascii=False, default=str).encode())
+    return digest.hexdigest()
+
+
+#: The file of a row cache entry holding its rows' checksum, count and column types.
+_CHECKSUM_FILE = "checksum.json"
+
+
 def _read_cached_rows(folder: Path) -> tuple[Dataset, dict[str, Any]] | None:
-    """The cached rows and report in ``folder``, or None; an unreadable entry is named, removed and rebuilt."""
+    """The cached rows and report in ``folder``, or None; an entry that is unreadable, or whose rows do not match
+    the checksum written with them (a flipped byte, a damaged file), is named, removed and rebuilt."""
     if not folder.exists():
         return None
     try:
         report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
-        rows = load_from_disk(str(folder / "dataset"))
-    except Exception as error:  # a truncated report or dataset from a crash: any failure means rebuild
+        recorded = json.loads((folder / _CHECKSUM_FILE).read_text(encoding="utf-8"))
+        if recorded["rows"] == 0:  # a dataset of 0 rows cannot be read back from disk: only its columns are kept
+            features = Features.from_dict(recorded["features"])
+            rows = Dataset.from_dict({name: [] for name in features}, features=features)
+        else:
+            rows = load_from_disk(str(folder / "dataset"))
+            rows.data.validate(full=True)  # damaged offsets would crash (or worse) on the first read
+        found = rows_checksum(rows)
+        if found != recorded["sha256"]:
+            raise ValueError(f"its rows do not match their checksum ({found[:12]}…, recorded {recorded['sha256'][:12]}…)")
+    except Exception as error:  # a truncated or damaged entry from a crash or a bad disk: any failure means rebuild
         logger.warning("Row cache entry %s is unreadable (%s: %s); rebuilding it.", folder, type(error).__name__, error)
         shutil.rmtree(folder, ignore_errors=True)
         return None
@@ -245,7 +268,11 @@ def _read_cached_rows(folder: Path) -> tuple[Dataset, dict[str, Any]] | None:
 
 
 def _write_cached_rows(folder: Path, rows: Dataset, report: dict[str, Any]) -> None:
-    """Publish the entry whole (:func:`~st_debias.files.staged_folder`); a concurrent writer's copy may win."""
+    """Publish the entry whole (:func:`~st_debias.files.staged_folder`), with its rows' checksum; a concurrent
+    writer's copy may win."""
+    checksum = {"sha256": rows_checksum(rows), "rows": len(rows), "features": rows.features.to_dict()}
     with staged_folder(folder, replace=False) as staging:
-        rows.save_to_disk(str(staging / "dataset"))
+        if len(rows):
+            rows.save_to_disk(str(staging / "dataset"))
         atomic_write_json(staging / "report.json", report)
+        atomic_write_json(staging / _CHECKSUM_FILE, checksum)

@@ -1,34 +1,35 @@
 """A training run's output folder: who owns it (``run.json``), fresh start vs resume, and complete checkpoints.
 
-``run.json`` records what makes two runs the same run: recipe (name, version, data and loss sections),
-start model, corpus and seed. ``--resume`` continues only a run with the same identity; a new run into a
-folder that already holds one needs ``--overwrite``. Budget fields (steps, batch size, learning rate) may
-change on resume: that is how a run is extended.
+``run.json`` records what makes two runs the same run, by content: recipe (name, version, data and loss
+sections), start model (its resolved path, a fingerprint of its weights and one of its tokenizer), corpus (its
+resolved path and the sha256 of its bytes) and seed, plus a ``run_id`` drawn when the run starts. Every checkpoint
+records the ``run_id`` of the run that wrote it (in ``trainer_state.json``,
+:class:`~st_debias.recipes.callbacks.CheckpointOwner`).
+``--resume`` continues only a run with the same identity, from a checkpoint that records its ``run_id``; a new
+run into a folder that already holds one needs ``--overwrite``. Budget fields (steps, batch size, learning rate)
+may change on resume: that is how a run is extended.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
 import shutil
-import socket
+import uuid
 import zipfile
-from collections.abc import Iterator
-from contextlib import contextmanager
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from st_debias.files import atomic_write_json, check_writable_folder
+from st_debias.files import hold_output_folder as hold_run_folder  # noqa: F401 - its older home
 
 from .config import Recipe
 
 logger = logging.getLogger(__name__)
 
 RUN_FILE = "run.json"
-# Held (flock) by the process training into the folder; never removed, so every run locks the same file.
-LOCK_FILE = ".run.lock"
 # What a run writes into its folder: removed by --overwrite (nothing else in the folder is touched).
 RUN_OUTPUTS = (RUN_FILE, "checkpoints", "model", "eval", "data_report.json")
 CHECKPOINT_PREFIX = "checkpoint-"
@@ -36,92 +37,51 @@ CHECKPOINT_PREFIX = "checkpoint-"
 CHECKPOINT_WEIGHTS = ("model.safetensors", "pytorch_model.bin")
 
 
-@contextmanager
-def hold_run_folder(output_dir: Path) -> Iterator[None]:
-    """Hold an exclusive lock on ``output_dir`` for the whole run, so no second run trains into it.
+def run_identity(
+    recipe: Recipe, model: str, corpus: str | os.PathLike[str] | None, start_model: Any = None
+) -> dict[str, Any]:
+    """The fields a resumed run must share with the run in its folder.
 
-    The lock is an ``flock`` on ``output_dir/.run.lock``: the kernel releases it when the holder exits, however
-    it exits, so a lock left by a killed run is taken over (with a warning naming it). The file records the
-    holder's pid, host and start time for the refusal message.
-
-    A run refused before it claimed a folder that the lock created (a model that cannot train, say) removes that
-    folder again, so that nothing is left behind.
-
-    Raises:
-        ValueError: another live process holds the folder (named by pid and start time).
-        OSError: the folder cannot be written.
+    Args:
+        recipe: the recipe (name, version, data and loss sections and seed are recorded).
+        model: the resolved model name (:func:`st_debias.paths.resolve_model_name`); a local path is recorded
+            resolved, so a relative and an absolute path to one folder are the same model.
+        corpus: the corpus file (None: the shared default) or the --rows file or folder, recorded resolved with the
+            sha256 of its bytes.
+        start_model: the loaded start model, whose weights and tokenizer are fingerprinted (None: not recorded).
     """
-    created = not output_dir.exists()
-    try:
-        yield from _locked(output_dir)
-    except BaseException:
-        if created and output_dir.is_dir() and {entry.name for entry in output_dir.iterdir()} <= {LOCK_FILE}:
-            shutil.rmtree(output_dir, ignore_errors=True)
-        raise
+    from st_debias.data.io.corpus import WIKI_CORPUS
+    from st_debias.datafiles import file_sha256
+    from st_debias.paths import data_file
 
-
-def _locked(output_dir: Path) -> Iterator[None]:
-    """The body of :func:`hold_run_folder`: create and lock ``output_dir/.run.lock`` while the caller runs."""
-    check_writable_folder(output_dir)
-    try:
-        import fcntl
-    except ImportError:  # not a POSIX system (Windows): no flock
-        logger.warning("No file locking on this platform: nothing stops a second run into %s.", output_dir)
-        yield
-        return
-    handle = open(output_dir / LOCK_FILE, "a+", encoding="utf-8")  # noqa: SIM115 - held until the run ends
-    try:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise ValueError(
-                f"{output_dir} is in use by another st-debias train ({_holder(handle)}); wait for it to finish, "
-                "stop it, or choose another --output."
-            ) from None
-        previous = _holder(handle, default="")
-        if previous:
-            logger.warning("%s: taking over the lock of a run that is no longer running (%s).", output_dir, previous)
-        handle.seek(0)
-        handle.truncate()
-        started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        json.dump({"pid": os.getpid(), "host": socket.gethostname(), "started": started}, handle)
-        handle.flush()
-        try:
-            yield
-        finally:
-            handle.seek(0)
-            handle.truncate()  # an empty lock file: the run ended normally
-    finally:
-        handle.close()  # releases the flock
-
-
-def _holder(handle: Any, default: str = "pid unknown: it is starting") -> str:
-    """The holder recorded in an open lock file, in words."""
-    handle.seek(0)
-    try:
-        holder = json.loads(handle.read() or "null")
-    except ValueError:
-        holder = None
-    if not isinstance(holder, dict):
-        return default
-    return f"pid {holder.get('pid')} on {holder.get('host')}, started {holder.get('started')}"
-
-
-def run_identity(recipe: Recipe, model: str, corpus: str | os.PathLike[str] | None) -> dict[str, Any]:
-    """The fields a resumed run must share with the run in its folder."""
-    return {
+    local = Path(model).expanduser()
+    identity: dict[str, Any] = {
         "recipe": recipe.name,
         "recipe_version": recipe.version,
         "data": recipe.to_dict()["data"],
         "loss": recipe.to_dict()["loss"],
-        "model": model,
+        "model": str(local.resolve()) if local.exists() else model,
         "corpus": str(Path(corpus).resolve()) if corpus is not None else "default",
         "seed": recipe.training.seed,
     }
+    if start_model is not None:
+        from st_debias.fingerprint import model_fingerprint, tokenizer_fingerprint
+
+        identity["model_weights"] = model_fingerprint(start_model)
+        identity["model_tokenizer"] = tokenizer_fingerprint(start_model)
+    corpus_file = Path(corpus) if corpus is not None else data_file(WIKI_CORPUS)
+    if corpus_file.is_file():
+        identity["corpus_sha256"] = file_sha256(corpus_file)
+    elif corpus_file.is_dir():  # a saved datasets folder of --rows: every file's bytes, in name order
+        digest = hashlib.sha256()
+        for path in sorted(p for p in corpus_file.rglob("*") if p.is_file()):
+            digest.update(f"{path.relative_to(corpus_file).as_posix()}\0{file_sha256(path)}\0".encode())
+        identity["corpus_sha256"] = digest.hexdigest()
+    return identity
 
 
-def _check_same_run(run_dir: Path, identity: dict[str, Any], what: str) -> None:
-    """Raise ``ValueError`` unless ``run_dir/run.json`` records ``identity`` (naming every difference)."""
+def _read_run(run_dir: Path, what: str) -> dict[str, Any]:
+    """``run_dir/run.json`` as a dict; ``ValueError`` naming it when it is missing or unreadable."""
     run_file = run_dir / RUN_FILE
     if not run_file.is_file():
         raise ValueError(
@@ -134,6 +94,13 @@ def _check_same_run(run_dir: Path, identity: dict[str, Any], what: str) -> None:
         raise ValueError(f"{what}: {run_file} is unreadable ({error}).") from error
     if not isinstance(recorded, dict):
         raise ValueError(f"{what}: {run_file} is not a run record (a JSON object).")
+    return recorded
+
+
+def _check_same_run(run_dir: Path, identity: dict[str, Any], what: str) -> dict[str, Any]:
+    """The record in ``run_dir/run.json``; ``ValueError`` unless it records ``identity`` (naming every
+    difference)."""
+    recorded = _read_run(run_dir, what)
     differences = [
         f"{key}: folder has {recorded.get(key)!r}, this run has {value!r}"
         for key, value in identity.items()
@@ -144,16 +111,19 @@ def _check_same_run(run_dir: Path, identity: dict[str, Any], what: str) -> None:
             f"{what}: {run_dir} holds a different run ({_describe(recorded)}); refusing to continue it as "
             f"{_describe(identity)}. Differences: "
             + "; ".join(differences)
-            + ". Resume with the same recipe, model, corpus and seed, or use a new --output."
+            + ". Resume with the same recipe, model, corpus and seed (same files, same contents), or use a new "
+            "--output."
         )
+    return recorded
 
 
 def _describe(identity: dict[str, Any]) -> str:
     return f"recipe {identity.get('recipe')!r} v{identity.get('recipe_version')}, model {identity.get('model')}, seed {identity.get('seed')}"
 
 
-def prepare_output(output_dir: Path, identity: dict[str, Any], *, resume: bool, overwrite: bool) -> None:
-    """Check ``output_dir`` before any long work, then record ``identity`` in it.
+def prepare_output(output_dir: Path, identity: dict[str, Any], *, resume: bool, overwrite: bool) -> str | None:
+    """Check ``output_dir`` before any long work, then record ``identity`` in it; return the run's ``run_id``
+    (drawn for a new run, read from ``run.json`` on resume; None for a resumed run of an older version).
 
     Raises:
         ValueError: resuming a folder that holds another run (or none), or a new run into a folder that
@@ -163,8 +133,7 @@ def prepare_output(output_dir: Path, identity: dict[str, Any], *, resume: bool, 
     check_writable_folder(output_dir)
     _remove_staging(output_dir)
     if resume:
-        _check_same_run(output_dir, identity, "--resume")
-        return
+        return _check_same_run(output_dir, identity, "--resume").get("run_id")
     existing = [name for name in RUN_OUTPUTS if (output_dir / name).exists()]
     if existing and _holds_results(output_dir):
         if not overwrite:
@@ -180,7 +149,9 @@ def prepare_output(output_dir: Path, identity: dict[str, Any], *, resume: bool, 
         for name in existing:
             target = output_dir / name
             shutil.rmtree(target) if target.is_dir() else target.unlink()
-    atomic_write_json(output_dir / RUN_FILE, identity)
+    run_id = uuid.uuid4().hex
+    atomic_write_json(output_dir / RUN_FILE, {**identity, "run_id": run_id})
+    return run_id
 
 
 def _remove_staging(output_dir: Path) -> None:
@@ -245,16 +216,29 @@ def _safetensors_problem(path: Path) -> str | None:
 
 
 def resume_checkpoint(
-    checkpoints_dir: Path, requested: bool | str, identity: dict[str, Any] | None = None
+    checkpoints_dir: Path,
+    requested: bool | str,
+    identity: dict[str, Any] | None = None,
+    run_id: str | None = None,
+    steps: int | None = None,
 ) -> str:
     """The checkpoint to resume from: the given one (checked) or the newest complete one in ``checkpoints_dir``.
 
     A given checkpoint outside ``checkpoints_dir`` must belong to a run folder (``<run>/checkpoints/<name>``) whose
     ``run.json`` records ``identity``. Incomplete checkpoints (a kill or full disk while saving) are skipped with
-    a warning that names each one and why.
+    a warning that names each one and why. With ``identity`` given, the checkpoint and the best checkpoint it
+    records (found by step in the same folder) must record the ``run_id`` of their run folder.
+
+    Args:
+        checkpoints_dir: the run's ``checkpoints`` folder.
+        requested: True (the newest complete checkpoint) or a checkpoint path.
+        identity: the resumed run's identity (:func:`run_identity`); None skips every ownership check.
+        run_id: the ``run_id`` recorded in this run's ``run.json``.
+        steps: the run's step budget (``--steps``); a checkpoint past it is refused.
 
     Raises:
-        ValueError: the given checkpoint is incomplete or from another run, or no checkpoint is complete.
+        ValueError: the given checkpoint is incomplete or from another run, a checkpoint does not record its
+            folder's run, ``steps`` is below the checkpoint's step, or no checkpoint is complete.
     """
     if requested is not True:
         folder = Path(requested)
@@ -264,26 +248,94 @@ def resume_checkpoint(
                 f"--resume {folder}: not a complete checkpoint ({problem}); it may have been cut short while saving."
             )
         if identity is not None and folder.resolve().parent != checkpoints_dir.resolve():
-            _check_same_run(folder.resolve().parent.parent, identity, f"--resume {folder}")
-        return str(folder)
-    newest, skipped = newest_complete_checkpoint(checkpoints_dir)
-    if newest is None:
-        found = f" (incomplete only: {'; '.join(skipped)})" if skipped else ""
-        raise ValueError(f"--resume: no complete checkpoint in {checkpoints_dir}{found}.")
-    if skipped:
-        logger.warning("Skipped incomplete checkpoint(s) %s; resuming from %s.", "; ".join(skipped), newest)
-    return str(newest)
+            run_id = _check_same_run(folder.resolve().parent.parent, identity, f"--resume {folder}").get("run_id")
+    else:
+        newest, skipped = newest_complete_checkpoint(checkpoints_dir)
+        if newest is None:
+            found = f" (incomplete only: {'; '.join(skipped)})" if skipped else ""
+            raise ValueError(f"--resume: no complete checkpoint in {checkpoints_dir}{found}.")
+        if skipped:
+            logger.warning("Skipped incomplete checkpoint(s) %s; resuming from %s.", "; ".join(skipped), newest)
+        folder = newest
+    if identity is not None:
+        _check_owned(folder, run_id)
+        best = best_checkpoint_by_step(folder)
+        if best is not None and best.is_dir():
+            _check_owned(best, run_id)
+    step = checkpoint_step(folder)
+    if steps is not None and step is not None and steps < step:
+        raise ValueError(
+            f"--resume {folder}: the checkpoint is at step {step}, past --steps {steps}; pass --steps {step} or "
+            "more to continue (or finish) this run."
+        )
+    return str(folder)
+
+
+def _trainer_state(folder: Path) -> dict[str, Any]:
+    """A checkpoint's ``trainer_state.json`` (``{}`` when it is missing or unreadable)."""
+    try:
+        recorded = json.loads((folder / "trainer_state.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return recorded if isinstance(recorded, dict) else {}
+
+
+def checkpoint_run_id(folder: Path) -> str | None:
+    """The ``run_id`` a checkpoint records (:class:`~st_debias.recipes.callbacks.CheckpointOwner`), or None when it records none."""
+    from .callbacks import CheckpointOwner
+
+    owner = (_trainer_state(folder).get("stateful_callbacks") or {}).get(CheckpointOwner.__name__)
+    if isinstance(owner, list):  # the trainer stores several instances of one callback as a list
+        owner = owner[0] if owner else None
+    run_id = (owner or {}).get("args", {}).get("run_id") if isinstance(owner, dict) else None
+    return run_id if isinstance(run_id, str) else None
+
+
+def checkpoint_step(folder: Path) -> int | None:
+    """The ``global_step`` a checkpoint records, or None."""
+    step = _trainer_state(folder).get("global_step")
+    return step if isinstance(step, int) else None
+
+
+def checkpoint_number(name: str) -> int | None:
+    """The step in a checkpoint folder's name (``checkpoint-12``: 12), or None for any other name."""
+    digits = name[len(CHECKPOINT_PREFIX) :] if name.startswith(CHECKPOINT_PREFIX) else ""
+    return int(digits) if digits.isdigit() else None
+
+
+def recorded_best_step(best_global_step: Any, best_model_checkpoint: Any) -> int | None:
+    """The best checkpoint's step a trainer state records: ``best_global_step``, else the number in the recorded
+    path's last part (older transformers); None when none is recorded."""
+    if isinstance(best_global_step, int) and best_global_step > 0:
+        return best_global_step
+    return checkpoint_number(Path(best_model_checkpoint).name) if isinstance(best_model_checkpoint, str) else None
+
+
+def best_checkpoint_by_step(folder: Path) -> Path | None:
+    """The best checkpoint recorded by checkpoint ``folder``, found by its step beside ``folder`` (never through the
+    recorded path, which may point into another run's folder); None when none is recorded."""
+    state = _trainer_state(folder)
+    step = recorded_best_step(state.get("best_global_step"), state.get("best_model_checkpoint"))
+    return None if step is None else folder.parent / f"{CHECKPOINT_PREFIX}{step}"
+
+
+def _check_owned(folder: Path, run_id: str | None) -> None:
+    """``ValueError`` naming ``folder`` unless it records ``run_id`` (the run of the folder it sits in)."""
+    found = checkpoint_run_id(folder)
+    if run_id is None or found != run_id:
+        recorded = f"run {found}" if found else "no run"
+        raise ValueError(
+            f"--resume: checkpoint {folder} does not belong to this run: it records {recorded}, the run folder's "
+            f"{RUN_FILE} records run {run_id}. It was copied from another run or written by an older version; "
+            "remove it, or start a new run (a new --output, or --overwrite)."
+        )
 
 
 def newest_complete_checkpoint(checkpoints_dir: Path) -> tuple[Path | None, list[str]]:
     """The newest complete checkpoint in ``checkpoints_dir`` (None if none), and each newer one skipped, with why."""
     candidates = sorted(
-        (
-            path
-            for path in checkpoints_dir.glob(f"{CHECKPOINT_PREFIX}*")
-            if path.name[len(CHECKPOINT_PREFIX) :].isdigit()
-        ),
-        key=lambda path: int(path.name[len(CHECKPOINT_PREFIX) :]),
+        (path for path in checkpoints_dir.glob(f"{CHECKPOINT_PREFIX}*") if checkpoint_number(path.name) is not None),
+        key=lambda path: checkpoint_number(path.name) or 0,
         reverse=True,
     )
     skipped = []

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import functools
 import inspect
+import json
 import logging
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -19,13 +20,13 @@ import yaml
 
 from st_debias.data.kinds import DATA_KINDS
 from st_debias.files import atomic_write_json, atomic_write_text, no_space_error, staged_folder
-from st_debias.paths import load_model, portable_path, resolve_model_name
+from st_debias.paths import check_model_folder, load_model, portable_path, position_limit, resolve_model_name
 from st_debias.progress import announce, torch_threads
 
 from .config import Recipe, TrainingConfig
 from .data import build_rows, read_corpus, read_user_rows, user_rows
 from .losses import build_loss
-from .run_folder import hold_run_folder, prepare_output, resume_checkpoint, run_identity
+from .run_folder import RUN_FILE, hold_run_folder, prepare_output, resume_checkpoint, run_identity
 from .selection import BEST_METRIC, StartCandidate, select_weights
 
 if TYPE_CHECKING:
@@ -232,6 +233,7 @@ class _Run:
     mix_sentences: list[str] | None
     rows_wanted: int
     checkpoint: str | None
+    run_id: str | None
     args: TrainingArguments
     evaluate: bool
     eval_tasks: tuple[str, ...]
@@ -269,18 +271,33 @@ def _prepare(
     else:
         sentences = read_corpus(corpus, training.sentences or DATA_KINDS[recipe.data.kind].oversample * rows_wanted)
         mix_sentences = read_corpus(corpus, recipe.data.mix_sentences) if recipe.data.mix_sentences else None
-    identity = run_identity(recipe, resolve_model_name(model), corpus if rows is None else rows)
+    if recipe.loss.guide not in (None, "start"):  # a missing guide folder is named before any long work
+        guide = resolve_model_name(recipe.loss.guide)
+        if Path(guide).exists():
+            check_model_folder(guide)
     start_model = load_start_model(model)
+    limit = position_limit(start_model)
+    if limit is not None and training.max_seq_length > limit:
+        raise ValueError(
+            f"--max-seq-length (training.max_seq_length) {training.max_seq_length} is above the position limit of "
+            f"model {resolve_model_name(model)}: {limit} tokens; pass --max-seq-length {limit} or less."
+        )
     freeze_lower_layers(start_model, training.frozen_layers, embeddings_alone=training.freeze_embeddings)
+    identity = run_identity(recipe, resolve_model_name(model), corpus if rows is None else rows, start_model)
+    run_id = None
     if main_process:
-        prepare_output(output_dir, identity, resume=bool(resume), overwrite=overwrite)
-    checkpoint = resume_checkpoint(output_dir / "checkpoints", resume, identity) if resume else None
+        run_id = prepare_output(output_dir, identity, resume=bool(resume), overwrite=overwrite)
+    checkpoint = None
+    if resume:
+        if not main_process:  # rank 0 checked the folder; the others read the run it records
+            run_id = json.loads((output_dir / RUN_FILE).read_text(encoding="utf-8")).get("run_id")
+        checkpoint = resume_checkpoint(output_dir / "checkpoints", resume, identity, run_id, steps=training.steps)
     if sts_tasks is None:
         sts_tasks = QUICK_STS_TASKS if quick_eval else STS_TASKS
     return _Run(
         recipe=recipe, output_dir=output_dir, data_dir=data_dir, cache=Path(cache_dir) if cache_dir else None,
         main_process=main_process, model=start_model, start_label=str(model or "all-MiniLM-L6-v2"),
-        sentences=sentences, mix_sentences=mix_sentences, rows_wanted=rows_wanted, checkpoint=checkpoint,
+        sentences=sentences, mix_sentences=mix_sentences, rows_wanted=rows_wanted, checkpoint=checkpoint, run_id=run_id,
         args=_training_arguments(training, output_dir, show_progress_bar), evaluate=evaluate,
         eval_tasks=tuple(eval_tasks), sts_tasks=tuple(sts_tasks), show_progress_bar=show_progress_bar,
         num_proc=num_proc, user_rows=user, rows_source=str(rows) if rows is not None else None,
@@ -394,7 +411,13 @@ def _train(
     from sentence_transformers import SentenceTransformerTrainer
 
     from st_debias.evaluation import sts_dev_evaluator
-    from st_debias.recipes.callbacks import DecayToStart, FindBestCheckpoint, GradientShareCallback
+    from st_debias.recipes.callbacks import (
+        CheckpointOwner,
+        DecayToStart,
+        FindBestCheckpoint,
+        GradientShareCallback,
+        ResumedLearningRate,
+    )
 
     from .stopping import SaveAndStopOnSignal, StopOnNonFinite, TrainingInterrupted
 
@@ -410,7 +433,10 @@ def _train(
         )
         run.start = StartCandidate.score(run.model, run.dev_evaluator)
     stop_on_signal = SaveAndStopOnSignal()
-    callbacks = [stop_on_signal, StopOnNonFinite(loss, checkpoints), FindBestCheckpoint(checkpoints)]
+    callbacks = [
+        stop_on_signal, StopOnNonFinite(loss, checkpoints), FindBestCheckpoint(checkpoints, run.checkpoint),
+        CheckpointOwner(run.run_id), ResumedLearningRate(),
+    ]
     if training.decay_to_start:
         callbacks.append(DecayToStart(training.decay_to_start))
     if gradient_share_every:

@@ -97,3 +97,18 @@ def test_full_precision_switches_autocast_off_only_where_it_is_on():
             exact = a @ b.T
     assert exact.dtype == torch.float32
     torch.testing.assert_close(exact, a @ b.T, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("scale", [1e20, 1e-30])
+def test_cosine_scores_keep_their_value_at_extreme_norms(scale):
+    """Failure: rows of norm >= 1e20 (the float32 norm overflows) or <= 1e-30 (it underflows) scored cosine 0."""
+    generator = torch.Generator().manual_seed(0)
+    a, b = torch.randn(4, 6, generator=generator), torch.randn(5, 6, generator=generator)
+    torch.testing.assert_close(core.similarity_matrix(a * scale, b * scale), core.similarity_matrix(a, b))
+    torch.testing.assert_close(core.rowwise_similarity(a * scale, b[:4] * scale), core.rowwise_similarity(a, b[:4]))
+
+
+def test_batch_standardize_keeps_its_value_at_huge_norms():
+    """Failure: features of size 1e20 overflowed the float32 variance and were standardised to 0."""
+    x = torch.randn(8, 5, generator=torch.Generator().manual_seed(1))
+    torch.testing.assert_close(core.batch_standardize(x * 1e20), core.batch_standardize(x), rtol=1e-4, atol=1e-4)

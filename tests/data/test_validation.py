@@ -19,6 +19,25 @@ def test_non_utf8_corpus_names_file_line_and_byte(data_root, tmp_path):
         read_sentences(corpus)
 
 
+def test_a_byte_order_mark_is_removed_with_a_warning(tmp_path, caplog):
+    """Failure: a UTF-8 byte-order mark began the first sentence, silently."""
+    import logging
+
+    corpus = tmp_path / "bom.txt"
+    corpus.write_bytes("\ufeffThe first sentence.\nThe second one.\n".encode())
+    with caplog.at_level(logging.WARNING):
+        assert read_sentences(corpus) == ["The first sentence.", "The second one."]
+    assert f"{corpus} starts with a UTF-8 byte-order mark; it was removed." in caplog.text
+
+
+def test_a_nul_byte_names_file_line_and_column(tmp_path):
+    """Failure: NUL bytes ended up in the training rows, silently."""
+    corpus = tmp_path / "nul.txt"
+    corpus.write_bytes(b"A sentence.\nAnother one.\nBad\x00line.\n")
+    with pytest.raises(DataFileError, match=rf"^{corpus}:3: holds a NUL byte at column 4"):
+        read_sentences(corpus)
+
+
 def test_negate_one_string_gives_one_result(negator):
     """Failure mode: ``Negator().negate("The cat sleeps.")`` treated the string as 15 one-character sentences."""
     result = negator.negate("The cat sleeps.")

@@ -220,3 +220,55 @@ def test_eval_default_reuses_the_packaged_evaluation(tmp_path, capsys):
     assert entry["reused_from"]["kind"] == "packaged"
     assert entry["sts"] == expected["sts"]
     assert "scores reused from the evaluation shipped with st_debias" in (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+
+
+def test_eval_into_a_folder_in_use_is_refused(tiny_st_dir, mini_data, tmp_path, capsys):
+    """Failure: two evals into one folder both exited 0, leaving results.json and report.md of different models."""
+    from st_debias.files import hold_output_folder
+
+    out = tmp_path / "eval"
+    with hold_output_folder(out, "eval"):  # another eval writes into it meanwhile (the lock is per open file)
+        code = main(["eval", str(tiny_st_dir), "--tasks", "sts", "--output", str(out), "--data-dir", str(mini_data),
+                     "--no-progress"])  # fmt: skip
+    assert code == 2
+    assert f"{out} is in use by another st-debias eval (pid " in capsys.readouterr().err
+    assert not (out / "results.json").exists()
+
+
+def test_a_new_eval_replaces_every_file_of_the_earlier_one(tiny_st_dir, tiny_bert_dir, mini_data, tmp_path, capsys):
+    """Failure: a later eval with fewer tasks left the earlier eval's plots beside its report, and a later eval that
+    failed left the earlier results.json and report.md as if they were its own."""
+    out = tmp_path / "eval"
+    base = ["--output", str(out), "--data-dir", str(mini_data), "--negation-pairs", "10", "--no-progress"]
+    assert main(["eval", str(tiny_st_dir), "--tasks", "sts,bias", *base]) == 0
+    assert (out / "word_order_cosine_hist.png").exists()
+    assert main(["eval", str(tiny_st_dir), "--tasks", "sts", *base]) == 0
+    assert sorted(path.name for path in out.glob("*.png")) == ["sts_scores.png"]
+    assert main(["eval", str(tmp_path / "no-such-model"), "--tasks", "sts", *base]) == 2
+    assert sorted(path.name for path in out.iterdir() if not path.name.startswith(".")) == []
+
+
+@pytest.mark.parametrize("failing", ["png", "results"])
+def test_a_full_disk_while_eval_writes_is_exit_2_naming_the_file(tiny_st_dir, mini_data, tmp_path, monkeypatch, capsys, failing):
+    """Failure: a full disk while eval wrote a plot or results.json crashed with a traceback naming no file."""
+    import errno
+
+    from matplotlib.figure import Figure
+
+    from st_debias import files
+
+    def disk_full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    if failing == "png":
+        monkeypatch.setattr(Figure, "savefig", disk_full)
+        named = "sts_scores.png"
+    else:
+        monkeypatch.setattr(files.os, "fsync", disk_full)
+        named = "results.json"
+    out = tmp_path / "eval"
+    code = main(["eval", str(tiny_st_dir), "--tasks", "sts", "--output", str(out), "--data-dir", str(mini_data),
+                 "--no-progress"])  # fmt: skip
+    assert code == 2
+    assert f"st-debias eval: [Errno 28] No space left on device writing {out / named}" in capsys.readouterr().err
+    assert [path.name for path in out.glob("*") if ".tmp" in path.name] == []  # out itself may be gone

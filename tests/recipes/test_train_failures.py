@@ -20,41 +20,19 @@ from st_debias.cli import main
 from st_debias.progress import STAGE_PREFIX
 from st_debias.recipes import load_recipe, override
 from st_debias.recipes.data import build_rows, read_corpus
+from tests.recipes.conftest import copy_run, train_args
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _train_args(model_dir: Path, output: Path, cache: Path, *extra: str) -> list[str]:
-    return [
-        "train", "--model", str(model_dir), "--batch-size", "8", "--max-seq-length", "16",
-        "--output", str(output), "--cache-dir", str(cache), "--no-eval", *extra,
-    ]  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def focal_run(tiny_bert_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A finished 4-step focal run with checkpoints at steps 2 and 4 (copy it before changing it)."""
-    root = tmp_path_factory.mktemp("focal-run")
-    code = main(_train_args(tiny_bert_dir, root / "run", root / "cache", "--recipe", "focal", "--steps", "4",
-                            "--eval-steps", "2"))  # fmt: skip
-    assert code == 0
-    return root / "run"
-
-
-def _copy(run: Path, tmp_path: Path) -> Path:
-    target = tmp_path / "run"
-    shutil.copytree(run, target)
-    return target
 
 
 def test_resume_refuses_another_recipes_run(
     focal_run: Path, tiny_bert_dir: Path, tmp_path: Path, capsys
 ) -> None:
     """Failure: resuming a focal folder with --recipe simcse ran no step and saved the focal model as simcse, exit 0."""
-    run = _copy(focal_run, tmp_path)
+    run = copy_run(focal_run, tmp_path)
     model_before = (run / "model" / "model.safetensors").read_bytes()
     code = main(
-        _train_args(
+        train_args(
             tiny_bert_dir, run, tmp_path / "cache", "--recipe", "simcse", "--steps", "60", "--resume"
         )
     )
@@ -67,8 +45,8 @@ def test_resume_refuses_another_recipes_run(
 
 def test_resume_refuses_another_seed(focal_run: Path, tiny_bert_dir: Path, tmp_path: Path, capsys) -> None:
     """Failure: a resumed run with another seed silently mixed two runs' data orders."""
-    run = _copy(focal_run, tmp_path)
-    code = main(_train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "6", "--seed", "7",
+    run = copy_run(focal_run, tmp_path)
+    code = main(train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "6", "--seed", "7",
                             "--resume"))  # fmt: skip
     assert code == 2
     assert "seed: folder has 42, this run has 7" in capsys.readouterr().err
@@ -78,8 +56,8 @@ def test_rerun_without_resume_refuses_then_overwrite_replaces(
     focal_run: Path, tiny_bert_dir: Path, tmp_path: Path, capsys
 ) -> None:
     """Failure: a second run into the same --output silently overwrote the first run's model and checkpoints."""
-    run = _copy(focal_run, tmp_path)
-    args = _train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "simcse", "--steps", "2")
+    run = copy_run(focal_run, tmp_path)
+    args = train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "simcse", "--steps", "2")
     assert main(args) == 2
     assert "already holds a run" in capsys.readouterr().err
     assert json.loads((run / "run.json").read_text())["recipe"] == "focal"
@@ -95,12 +73,12 @@ def test_resume_skips_a_partial_checkpoint(
     focal_run: Path, tiny_bert_dir: Path, tmp_path: Path, caplog
 ) -> None:
     """Failure: a checkpoint cut short by a kill/full disk (only config.json) made every --resume fail."""
-    run = _copy(focal_run, tmp_path)
+    run = copy_run(focal_run, tmp_path)
     partial = run / "checkpoints" / "checkpoint-5"
     partial.mkdir()
     shutil.copy(run / "checkpoints" / "checkpoint-4" / "config.json", partial / "config.json")
     with caplog.at_level(logging.WARNING):
-        code = main(_train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "6",
+        code = main(train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "6",
                                 "--eval-steps", "2", "--resume"))  # fmt: skip
     assert code == 0
     assert (
@@ -115,9 +93,9 @@ def test_resume_given_a_partial_checkpoint_names_it(
     focal_run: Path, tiny_bert_dir: Path, tmp_path: Path, capsys
 ) -> None:
     """Failure: --resume PATH at a partial checkpoint failed deep in transformers ("Unrecognized model")."""
-    run = _copy(focal_run, tmp_path)
+    run = copy_run(focal_run, tmp_path)
     (run / "checkpoints" / "checkpoint-4" / "trainer_state.json").unlink()
-    code = main(_train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "6",
+    code = main(train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "6",
                             "--resume", str(run / "checkpoints" / "checkpoint-4")))  # fmt: skip
     assert code == 2
     assert "not a complete checkpoint" in capsys.readouterr().err
@@ -141,7 +119,7 @@ def test_zero_training_steps_is_an_error(
     capsys,
 ) -> None:
     """Failure: too few rows for one batch trained 0 steps, saved the start model unchanged and exited 0."""
-    args = _train_args(
+    args = train_args(
         tiny_bert_dir, tmp_path / "run", tmp_path / "cache", "--recipe", "simcse", "--steps", "2", *extra
     )
     if corpus_lines is not None:
@@ -157,7 +135,7 @@ def test_zero_training_steps_is_an_error(
 def test_steps_zero_names_the_step_count(tiny_bert_dir: Path, tmp_path: Path, capsys) -> None:
     """Failure: --steps 0 reported 'Corpus default has no non-empty sentence.' instead of the step count."""
     code = main(
-        _train_args(
+        train_args(
             tiny_bert_dir, tmp_path / "run", tmp_path / "cache", "--recipe", "simcse", "--steps", "0"
         )
     )
@@ -178,7 +156,7 @@ def test_unwritable_output_is_found_before_training(
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     code = main(
-        _train_args(tiny_bert_dir, blocker / "run", tmp_path / "cache", "--recipe", "simcse", "--steps", "2")
+        train_args(tiny_bert_dir, blocker / "run", tmp_path / "cache", "--recipe", "simcse", "--steps", "2")
     )
     assert code == 2
     assert f"--output {blocker / 'run'} is not writable" in capsys.readouterr().err
@@ -199,6 +177,62 @@ def test_row_cache_rebuilds_a_truncated_report(tmp_path: Path, tiny_model, caplo
     assert f"Row cache entry {entry} is unreadable" in caplog.text
     assert again["anchor"] == rows["anchor"] and again_report["rows_used"] == 16
     assert json.loads(report.read_text())["rows_used"] == 16, "the corrupt entry was not rewritten"
+
+
+def _cached_arrow(cache: Path) -> Path:
+    (entry,) = (cache / "rows").iterdir()
+    (arrow,) = (entry / "dataset").glob("*.arrow")
+    return arrow
+
+
+def test_row_cache_rebuilds_an_entry_with_a_flipped_sentence_byte(tmp_path: Path, tiny_model, caplog) -> None:
+    """Failure: one flipped byte in a cached sentence was reused silently and changed the trained model."""
+    recipe = override(load_recipe("simcse"), steps=2, batch_size=8)
+    sentences = read_corpus(None, 16)
+    rows, _ = build_rows(recipe, sentences, tiny_model, cache_dir=tmp_path, show_progress_bar=False)
+    arrow = _cached_arrow(tmp_path)
+    data = arrow.read_bytes()
+    where = data.index(rows["anchor"][3].encode())
+    arrow.write_bytes(data[:where] + bytes([data[where] ^ 0x20]) + data[where + 1 :])  # one letter's case
+    with caplog.at_level(logging.WARNING):
+        again, _ = build_rows(recipe, sentences, tiny_model, cache_dir=tmp_path, show_progress_bar=False)
+    assert "is unreadable (ValueError: its rows do not match their checksum" in caplog.text
+    assert again["anchor"] == rows["anchor"]
+
+
+def test_row_cache_rebuilds_an_entry_with_damaged_offsets(tmp_path: Path, tiny_model, caplog) -> None:
+    """Failure: a flipped byte in a cached column's offsets crashed every run (SystemError), never rebuilt."""
+    import struct
+
+    recipe = override(load_recipe("simcse"), steps=2, batch_size=8)
+    sentences = read_corpus(None, 16)
+    rows, _ = build_rows(recipe, sentences, tiny_model, cache_dir=tmp_path, show_progress_bar=False)
+    arrow = _cached_arrow(tmp_path)
+    data = bytearray(arrow.read_bytes())
+    ends = [0]
+    for text in rows["anchor"][:3]:
+        ends.append(ends[-1] + len(text.encode()))
+    where = data.index(struct.pack("<4i", *ends))
+    data[where + 7] ^= 0x7F  # the second offset's high byte: far past the column's data
+    arrow.write_bytes(bytes(data))
+    with caplog.at_level(logging.WARNING):
+        again, _ = build_rows(recipe, sentences, tiny_model, cache_dir=tmp_path, show_progress_bar=False)
+    assert "is unreadable (ArrowInvalid" in caplog.text
+    assert again["anchor"] == rows["anchor"]
+
+
+def test_row_cache_reads_back_an_entry_of_zero_rows(tmp_path: Path, caplog) -> None:
+    """Failure: a cache entry of 0 rows (an ipw build that kept none) was 'unreadable; rebuilding' on every rerun."""
+    from datasets import Dataset
+
+    from st_debias.recipes.data import _read_cached_rows, _write_cached_rows
+
+    empty = Dataset.from_dict({"anchor": [], "positive": [], "weight": []})
+    _write_cached_rows(tmp_path / "entry", empty, {"rows_used": 0})
+    with caplog.at_level(logging.WARNING):
+        rows, report = _read_cached_rows(tmp_path / "entry")
+    assert caplog.text == "" and len(rows) == 0 and rows.column_names == ["anchor", "positive", "weight"]
+    assert report == {"rows_used": 0}
 
 
 def test_row_cache_write_failure_leaves_no_entry(tmp_path: Path, tiny_model, monkeypatch) -> None:
@@ -233,7 +267,7 @@ def test_sigterm_saves_a_checkpoint_and_exits_non_zero(tiny_bert_dir: Path, tmp_
     """Failure: SIGTERM (a pre-empted job) ended training with no checkpoint, losing every step since the last one."""
     run = tmp_path / "run"
     command = [sys.executable, "-m", "st_debias.cli",
-               *_train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "simcse", "--steps", "100000",
+               *train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "simcse", "--steps", "100000",
                             "--eval-steps", "50000", "--sentences", "64")]  # fmt: skip
     process = subprocess.Popen(
         command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=_env(), cwd=REPO
@@ -271,7 +305,7 @@ def _start_training(model_dir: Path, run: Path, cache: Path) -> subprocess.Popen
     """A long `st-debias train` in a child process, stopped (SIGSTOP) once it holds the run folder's lock and has
     recorded its run."""
     command = [sys.executable, "-m", "st_debias.cli",
-               *_train_args(model_dir, run, cache, "--recipe", "simcse", "--steps", "100000", "--sentences", "64")]  # fmt: skip
+               *train_args(model_dir, run, cache, "--recipe", "simcse", "--steps", "100000", "--sentences", "64")]  # fmt: skip
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env(), cwd=REPO)
     lock = run / ".run.lock"
     deadline = time.monotonic() + 240
@@ -293,7 +327,7 @@ def test_a_run_folder_in_use_is_refused_and_a_dead_holders_lock_is_taken_over(
         holder = json.loads((run / ".run.lock").read_text())
         assert holder["pid"] == first.pid
         for extra in ([], ["--overwrite"]):
-            code = main(_train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "2",
+            code = main(train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "2",
                                     *extra))  # fmt: skip
             assert code == 2
             err = capsys.readouterr().err
@@ -304,10 +338,10 @@ def test_a_run_folder_in_use_is_refused_and_a_dead_holders_lock_is_taken_over(
         first.kill()  # SIGKILL: the holder dies without releasing anything itself
         first.wait(timeout=60)
     with caplog.at_level(logging.WARNING):
-        code = main(_train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "2",
+        code = main(train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "2",
                                 "--overwrite"))  # fmt: skip
     assert code == 0
-    assert f"taking over the lock of a run that is no longer running (pid {first.pid} " in caplog.text
+    assert f"taking over the lock of a st-debias train that is no longer running (pid {first.pid} " in caplog.text
     assert json.loads((run / "run.json").read_text())["recipe"] == "focal"
     assert (run / ".run.lock").read_text() == "", "a finished run must leave the lock free"
 
@@ -317,12 +351,12 @@ def test_resume_refuses_a_checkpoint_from_another_run(
 ) -> None:
     """Failure: a focal run resumed from a simcse run's checkpoint exited 0 with the simcse weights as "focal"."""
     other = tmp_path / "simcse-run"
-    assert main(_train_args(tiny_bert_dir, other, tmp_path / "cache", "--recipe", "simcse", "--steps", "2")) == 0
+    assert main(train_args(tiny_bert_dir, other, tmp_path / "cache", "--recipe", "simcse", "--steps", "2")) == 0
     capsys.readouterr()
-    run = _copy(focal_run, tmp_path)
+    run = copy_run(focal_run, tmp_path)
     model_before = (run / "model" / "model.safetensors").read_bytes()
     foreign = other / "checkpoints" / "checkpoint-2"
-    code = main(_train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "6",
+    code = main(train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "6",
                             "--resume", str(foreign)))  # fmt: skip
     assert code == 2
     err = capsys.readouterr().err
@@ -346,7 +380,7 @@ def test_an_incomplete_checkpoint_is_named_and_skipped(
     transformers instead of naming it, or resuming from the newest complete one."""
     from st_debias.recipes.run_folder import checkpoint_problem, resume_checkpoint
 
-    checkpoints = _copy(focal_run, tmp_path) / "checkpoints"
+    checkpoints = copy_run(focal_run, tmp_path) / "checkpoints"
     assert checkpoint_problem(checkpoints / "checkpoint-4") is None
     if damaged is None:
         bad, good = checkpoints / "checkpoint-5", checkpoints / "checkpoint-4"
@@ -374,11 +408,11 @@ def test_resume_falls_back_past_a_checkpoint_cut_short(
 ) -> None:
     """Failure: a checkpoint file cut short by a full disk counted as complete, and every --resume then failed
     ("Expecting value: line 1 column 1", no file named) instead of resuming from the previous good checkpoint."""
-    run = _copy(focal_run, tmp_path)
+    run = copy_run(focal_run, tmp_path)
     newest = run / "checkpoints" / "checkpoint-4"
     path = newest / damaged
     path.write_bytes(path.read_bytes()[:keep])
-    args = _train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "4", "--eval-steps", "2")
+    args = train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "4", "--eval-steps", "2")
     assert main([*args, "--resume", str(newest)]) == 2
     assert f"--resume {newest}: not a complete checkpoint ({reason}" in capsys.readouterr().err
     with caplog.at_level(logging.WARNING):
@@ -397,7 +431,7 @@ def test_resume_from_another_directory_keeps_the_best_checkpoint(
     started; resumed from elsewhere (after a kill during the final save), it saved the last checkpoint."""
     from safetensors.torch import load_file
 
-    run = _copy(focal_run, tmp_path)
+    run = copy_run(focal_run, tmp_path)
     shutil.rmtree(run / "model")  # the kill during the final save
     last = run / "checkpoints" / "checkpoint-4" / "trainer_state.json"
     state = json.loads(last.read_text())
@@ -407,7 +441,7 @@ def test_resume_from_another_directory_keeps_the_best_checkpoint(
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
-    code = main(_train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "4",
+    code = main(train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "focal", "--steps", "4",
                             "--eval-steps", "2", "--no-start-as-candidate", "--resume"))  # fmt: skip
     assert code == 0
     saved = load_file(run / "model" / "model.safetensors")
@@ -439,7 +473,7 @@ def test_a_diverged_run_stops_with_exit_3(
 
     monkeypatch.setattr(train, "build_loss", nan_from_step_3)
     run = tmp_path / "run"
-    code = main(_train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "simcse", "--steps", "4",
+    code = main(train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "simcse", "--steps", "4",
                             "--eval-steps", "2", *selection))  # fmt: skip
     assert code == 3
     err = capsys.readouterr().err
@@ -484,7 +518,7 @@ def test_a_full_disk_while_checkpointing_names_the_folder_and_leaves_no_complete
 
     monkeypatch.setattr(TrainerState, "save_to_json", save_half_then_fail)
     run = tmp_path / "run"
-    args = _train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "simcse", "--steps", "2")
+    args = train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "simcse", "--steps", "2")
     assert main(args) == 2
     err = capsys.readouterr().err
     assert f"No space left on device writing {run / 'checkpoints'}: " in err and " bytes needed, " in err
@@ -519,3 +553,31 @@ def test_a_full_disk_in_an_atomic_write_names_the_file_and_bytes(tmp_path: Path,
     with pytest.raises(OSError, match=rf"No space left on device writing {target}: 16 bytes needed"):
         files.atomic_write_json(target, {"rows": 1})
     assert list((tmp_path / "out").iterdir()) == []
+
+
+@pytest.mark.parametrize("failing", ["optimizer.pt", "rng_state.pth"])
+def test_a_full_disk_while_saving_optimizer_or_random_state_is_exit_2(
+    failing: str, tiny_bert_dir: Path, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    """Failure: a full disk while a checkpoint wrote optimizer.pt or rng_state.pth crashed with a traceback
+    (torch's `PytorchStreamWriter failed writing file`, no path) instead of exit 2 naming the folder."""
+    import torch
+
+    save = torch.save
+
+    def save_part_then_fail(obj, path, *args, **kwargs):
+        if str(path).endswith(failing):
+            Path(path).write_bytes(b"PK\x03\x04 cut short")
+            raise RuntimeError("PytorchStreamWriter failed writing file data/0: file write failed")  # torch's words
+        return save(obj, path, *args, **kwargs)
+
+    monkeypatch.setattr(torch, "save", save_part_then_fail)
+    run = tmp_path / "run"
+    assert main(train_args(tiny_bert_dir, run, tmp_path / "cache", "--recipe", "simcse", "--steps", "2")) == 2
+    err = capsys.readouterr().err
+    assert f"Could not write {run / 'checkpoints'} (PytorchStreamWriter failed writing file data/0: file write failed)" in err
+    assert "Traceback" not in err
+    from st_debias.recipes.run_folder import checkpoint_problem
+
+    assert checkpoint_problem(run / "checkpoints" / "checkpoint-2") is not None
+    assert not (run / "model").exists()
