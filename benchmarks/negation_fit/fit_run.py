@@ -13,7 +13,8 @@ and the cosine of its gradient with the whole step's and with each other part's.
 per group, the rows in the batch, their margin gap s(anchor, positive) − s(anchor, negative) (dropout on) and the
 shares below α (lower hinge active), inside [α, β] (zero gradient) and above β. Before and after the run, the
 start and trained models score every row's gap and the quadruples' (ii) in eval mode (``rows.row_gaps``,
-``rows.quadruple_cosines``).
+``rows.quadruple_cosines``). ``--zero margin_minimal_pair`` trains the same run without the minimal pairs' margin
+(the counterfactual of the study README).
 """
 
 from __future__ import annotations
@@ -78,14 +79,18 @@ class RowGroupParts(nn.Module):
     """``RecallRegularizer(MarginNegationLoss)`` with its margin and contrastive terms returned per row group.
 
     ``keys`` maps a row's (anchor token ids, negative token ids) to its group. The parts sum to the wrapped loss
-    (checked on the first batch: ``max_sum_difference``)."""
+    (checked on the first batch: ``max_sum_difference``). The parts named in ``zero`` are multiplied by 0 (a
+    counterfactual run without them)."""
 
-    def __init__(self, loss: Any, keys: dict[tuple[tuple[int, ...], tuple[int, ...]], str]) -> None:
+    def __init__(
+        self, loss: Any, keys: dict[tuple[tuple[int, ...], tuple[int, ...]], str], zero: tuple[str, ...] = ()
+    ) -> None:
         super().__init__()
         self.loss = loss
         self.margin_loss = loss.loss
         self.model = loss.model
         self.keys = keys
+        self.zero = zero
         self.steps: list[dict[str, Any]] = []
         self.max_sum_difference: float | None = None
 
@@ -113,6 +118,8 @@ class RowGroupParts(nn.Module):
             whole = self.loss.compute_loss_from_embeddings(embeddings)
             whole = sum(whole.values()) if isinstance(whole, dict) else whole
             self.max_sum_difference = float((sum(parts.values()) - whole).detach().abs())
+        for name in self.zero:
+            parts[name] = parts[name] * 0.0
         if torch.is_grad_enabled():
             self.steps.append(self._record(groups, margins.detach(), anchor.detach(), positive.detach(), negative.detach()))
         return parts
@@ -178,9 +185,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--every", type=int, default=10, help="measure the gradient shares every N steps")
+    parser.add_argument(
+        "--zero", nargs="*", default=[], metavar="PART",
+        help="parts to multiply by 0 (e.g. margin_minimal_pair): a counterfactual run without them",
+    )
     parser.add_argument("--work-dir", type=Path, default=Path("outputs/negation_fit/v6-seed42"))
     parser.add_argument("--out", type=Path, default=Path("benchmarks/negation_fit/results/fit_run.json"))
     args = parser.parse_args(argv)
+    parts = {f"{term}_{group}" for term in ("margin", "contrastive") for group in GROUPS} | {"recall"}
+    if unknown := sorted(set(args.zero) - parts):
+        parser.error(f"unknown parts {unknown}; choose from {sorted(parts)}")
 
     import st_debias.recipes.train as train_module
     from st_debias.paths import load_model
@@ -201,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         loss, built = build_loss(spec, model, built, **kwargs)
         if built["anchor"] != rows["anchor"]:
             raise SystemExit("the trainer's rows are not the rows rows.py builds")
-        held.append(RowGroupParts(loss, row_keys(built, groups, model)))
+        held.append(RowGroupParts(loss, row_keys(built, groups, model), tuple(args.zero)))
         callbacks.append(GradientAlignment(held[-1], every=args.every))
         return held[-1], built
 
@@ -218,6 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     record = {
         "command": command_line(__file__, argv),
         "recipe": {"name": recipe.name, "version": recipe.version, "steps": args.steps, "seed": args.seed},
+        "zeroed_parts": list(args.zero),
         "hinge": {"alpha": params["alpha"], "beta": params["beta"], "margin_weight": params["margin_weight"]},
         "max_sum_difference": loss.max_sum_difference,
         "steps": loss.steps,
