@@ -93,40 +93,50 @@ def shares_table(fit: dict[str, Any]) -> list[str]:
     return lines
 
 
-def fit_table(fit: dict[str, Any]) -> list[str]:
+def fit_table(fit: dict[str, Any], counterfactual: dict[str, Any] | None = None) -> list[str]:
     lines = [
         "| rows (eval mode, 32 tokens) | mean gap | in [α, β] | quadruples: (ii) | cos(not A, B) | cos(not A, not B) | "
         "cos(X is A, X is not A) |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for group in GROUPS:
-        before, after = fit["start"]["gaps"][group], fit["trained"]["gaps"][group]
-        quadruples = [fit[model]["quadruples"].get(group) for model in ("start", "trained")]
+    runs = [(fit, "")] + ([(counterfactual, ", without the minimal pairs' margin")] if counterfactual else [])
+    for (run, label), group in ((run, group) for run in runs for group in GROUPS):
+        before, after = run["start"]["gaps"][group], run["trained"]["gaps"][group]
+        quadruples = [run[model]["quadruples"].get(group) for model in ("start", "trained")]
         cells = [
             " → ".join(f"{q[key]:{form}}" for q in quadruples) if quadruples[0] else "–"
             for key, form in (("ii", ".3f"), ("cos_not_a_b", ".4f"), ("cos_not_a_not_b", ".4f"), ("cos_a_not_a", ".4f"))
         ]
         lines.append(
-            f"| {LABELS[group]} | {before['mean_gap']:+.4f} → {after['mean_gap']:+.4f} | "
+            f"| {LABELS[group]}{label} | {before['mean_gap']:+.4f} → {after['mean_gap']:+.4f} | "
             f"{before['in_window']:.3f} → {after['in_window']:.3f} | {' | '.join(cells)} |"
         )
     return lines
 
 
-def plot(fit: dict[str, Any], path: Path) -> None:
+def gap_trace(fit: dict[str, Any], group: str, window: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Steps, each step's batch mean gap of ``group`` (NaN without its rows) and its ``window``-step running mean."""
+    values = np.array([s[group]["mean_gap"] if s[group]["rows"] else np.nan for s in fit["steps"]])
+    running = np.convolve(np.nan_to_num(values), np.ones(window) / window, mode="valid")
+    return np.arange(1, len(values) + 1), values, running
+
+
+def plot(fit: dict[str, Any], path: Path, counterfactual: dict[str, Any] | None = None) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, (gaps, shares, cosines) = plt.subplots(1, 3, figsize=(16, 4.6))
-    steps = np.arange(1, len(fit["steps"]) + 1)
     window = 10
     for group in GROUPS:
-        values = np.array([s[group]["mean_gap"] if s[group]["rows"] else np.nan for s in fit["steps"]])
+        steps, values, running = gap_trace(fit, group, window)
         (line,) = gaps.plot(steps, values, lw=0.7, alpha=0.35)
-        running = np.convolve(np.nan_to_num(values), np.ones(window) / window, mode="valid")
         gaps.plot(steps[window - 1 :], running, color=line.get_color(), lw=2, label=f"{LABELS[group]} ({window}-step mean)")
+        if counterfactual and group != "minimal_pair":
+            steps, _, running = gap_trace(counterfactual, group, window)
+            gaps.plot(steps[window - 1 :], running, color=line.get_color(), lw=1.5, ls=":",
+                      label=f"{LABELS[group]}, without the minimal pairs' margin")
     for bound, name in ((fit["hinge"]["alpha"], "α"), (fit["hinge"]["beta"], "β")):
         gaps.axhline(bound, color="grey", ls="--", lw=0.8)
         gaps.text(steps[-1], bound, f" {name}", va="center", color="grey")
@@ -162,10 +172,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=Path, default=RESULTS / "rows.json")
     parser.add_argument("--fit", type=Path, default=RESULTS / "fit_run.json")
+    parser.add_argument(
+        "--counterfactual", type=Path, default=RESULTS / "fit_run_zero_margin_minimal_pair.json",
+        help="fit_run.py --zero margin_minimal_pair's result (left out when the file is absent)",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS / "negation_fit.md")
     parser.add_argument("--plot", type=Path, default=RESULTS / "fit.png")
     args = parser.parse_args(argv)
     rows, fit = (json.loads(path.read_text(encoding="utf-8")) for path in (args.rows, args.fit))
+    counterfactual = (
+        json.loads(args.counterfactual.read_text(encoding="utf-8")) if args.counterfactual.is_file() else None
+    )
     lines = [
         "Rows of `st-debias` version 6 at 100 steps (seed 42), by group; the margin gap under the start model "
         "(eval mode, 32 tokens) against the hinge window [α, β] = "
@@ -185,18 +202,21 @@ def main(argv: list[str] | None = None) -> int:
         *shares_table(fit),
         "",
         "Fit on the run's own rows and on the distinct quadruples they come from, start model → trained model (last "
-        "checkpoint).",
+        "checkpoint); with `--zero margin_minimal_pair`, the same run without the minimal pairs' margin.",
         "",
-        *fit_table(fit),
+        *fit_table(fit, counterfactual),
     ]
     result = {
-        "sources": [os.path.relpath(p.resolve(), RESULTS.parents[2]) for p in (args.rows, args.fit)],
+        "sources": [
+            os.path.relpath(p.resolve(), RESULTS.parents[2])
+            for p in (args.rows, args.fit, *([args.counterfactual] if counterfactual else []))
+        ],
         "max_sum_difference": fit["max_sum_difference"],
         "unmatched_rows": sum(s["unmatched"] for s in fit["steps"]),
         "table": lines,
     }
     write_table(args.out, lines, result)
-    plot(fit, args.plot)
+    plot(fit, args.plot, counterfactual)
     print(f"wrote {args.out} and {args.plot}")
     return 0
 
