@@ -184,6 +184,10 @@ CASES = {
         lambda i: _train(i, "--corpus", str(i.file("pairs.txt", "anchor,positive\nA man plays.,A man is playing.\n"))),
         lambda i: ["is a header of columns", "go to --rows"],
     ),
+    "train-row-columns-without-rows": Case(
+        lambda i: _train(i, "--row-columns", "anchor,positive"),
+        lambda i: ["--row-columns names the columns of --rows, which is not given"],
+    ),
     "train-rows-missing": Case(
         lambda i: _train(i, "--rows", str(i.root / "missing.csv")),
         lambda i: [f"Rows file {i.root / 'missing.csv'} does not exist"],
@@ -405,14 +409,23 @@ def test_help_does_not_import_torch() -> None:
         ["train", "--recipe", "focal", "--batch-size", "1"],
         ["train", "--recipe", "RECIPE_WITH_AN_UNKNOWN_KEY"],
         ["train", "--recipe", "focal", "--keep", "last", "--eval-steps", "-3"],
+        ["train", "--recipe", "focal", "--rows", "MISSING_FILE"],
+        ["train", "--recipe", "focal", "--corpus", "ROWS_FILE"],
+        ["train", "--recipe", "simcse", "--rows", "ROWS_FILE", "--corpus", "ROWS_FILE"],
+        ["eval", "default", "--tasks", "sts", "--pairs", "ROWS_FILE"],
+        ["eval", "default", "--pairs", "MISSING_FILE"],
     ],
 )
 def test_bad_recipe_or_budget_is_refused_before_torch_is_imported(argv: list[str], tmp_path: Path) -> None:
-    """Failure: a bad recipe or ``--steps 0`` took 8-16 s to be refused: torch, transformers and peft were imported
-    before the recipe and the arguments were checked."""
+    """Failure: a bad recipe or ``--steps 0`` took 8-16 s to be refused (torch, transformers and peft were imported
+    before the recipe and the arguments were checked); so did a missing or misplaced rows file, and eval's
+    misplaced ``--pairs``."""
     recipe = tmp_path / "bad.yaml"
     recipe.write_text("name: bad\nversion: 1\ntraining: {stepz: 3}\n", encoding="utf-8")
-    argv = [str(recipe) if part == "RECIPE_WITH_AN_UNKNOWN_KEY" else part for part in argv]
+    rows = tmp_path / "pairs.csv"
+    rows.write_text("anchor,positive\nA man plays.,A man is playing.\n", encoding="utf-8")
+    named = {"RECIPE_WITH_AN_UNKNOWN_KEY": str(recipe), "ROWS_FILE": str(rows), "MISSING_FILE": str(tmp_path / "no.csv")}
+    argv = [named.get(part, part) for part in argv]
     probe = (
         "import sys\n"
         "from st_debias.cli import main\n"
@@ -424,7 +437,7 @@ def test_bad_recipe_or_budget_is_refused_before_torch_is_imported(argv: list[str
         [sys.executable, "-c", probe], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(REPO)), cwd=REPO
     )
     assert "EXIT 2 HEAVY []" in done.stdout, done.stdout + done.stderr[-2000:]
-    assert "st-debias train: error:" in done.stderr
+    assert f"st-debias {argv[0]}:" in done.stderr
     assert not (tmp_path / "out").exists()
 
 

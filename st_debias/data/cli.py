@@ -8,7 +8,7 @@ Every data kind of :data:`st_debias.data.kinds.DATA_KINDS` can be built, with th
     st-debias build minimal_pairs --input corpus.txt --output parts/mp-0 --shard 0/4   # one job of an array
     st-debias build merge --input parts/mp-0 parts/mp-1 parts/mp-2 parts/mp-3 --output rows/mp
     st-debias build negation --input corpus.txt --output rows/neg-edits --generator edits
-    st-debias build minimal_pairs --input corpus.txt --output rows/mp --option on_missing_positive=skip
+    st-debias build minimal_pairs --input corpus.txt --output rows/mp --option on_missing_positive=anchor
 
 ``--generator`` picks the paraphrase (negation) or positive (ipw) candidates; the defaults are the recipes'
 choices: ``syntactic`` for negation rows, DebCSE's word ``edits`` for ipw rows.
@@ -131,7 +131,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument(
         "--option", action="append", metavar="KEY=VALUE",
         help="a builder option, as a recipe's data.options takes it (value read as YAML); repeatable, e.g. "
-        "--option on_missing_positive=skip",
+        "--option on_missing_positive=anchor",
     )
     ipw = parser.add_argument_group("ipw only")
     for flag, (kind, _, text) in IPW_OPTIONS.items():

@@ -101,12 +101,12 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Evaluate every model, writing results.json after each one, then the report. Returns 0, or 2 on bad input."""
-    from st_debias.evaluation.evaluate import _check_tasks
+    from st_debias.evaluation.entries import check_tasks
     from st_debias.evaluation.transfer import QUICK_TRANSFER_TASKS, check_transfer_tasks
     from st_debias.files import hold_output_folder
 
     try:
-        tasks = _check_tasks(args.tasks)
+        tasks = check_tasks(args.tasks)
         if args.transfer_tasks == "quick":
             transfer_tasks = QUICK_TRANSFER_TASKS
         else:

@@ -5,6 +5,7 @@ parts and the STS subsets. Shared by the tables (:mod:`st_debias.evaluation.repo
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,20 @@ from st_debias.evaluation.transfer_data import SST2_QUICK
 
 #: The evaluation groups an entry can hold (``st-debias eval --tasks``).
 TASK_GROUPS = ("sts", "mteb", "bias", "transfer")
+
+
+def check_tasks(tasks: Sequence[str] | str) -> tuple[str, ...]:
+    """The evaluation groups of ``tasks`` (a comma-separated string is split), each once, in order.
+
+    Raises:
+        ValueError: an unknown group, or none.
+    """
+    if isinstance(tasks, str):
+        tasks = [t.strip() for t in tasks.split(",") if t.strip()]
+    unknown = sorted(set(tasks) - set(TASK_GROUPS))
+    if unknown or not tasks:
+        raise ValueError(f"Unknown evaluation task group(s) {unknown or tasks!r}; choose from {list(TASK_GROUPS)}")
+    return tuple(dict.fromkeys(tasks))
 
 #: Display names of the Cont/Oppn parts, in bar order.
 CONT_OPPN_PARTS = {

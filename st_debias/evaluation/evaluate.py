@@ -25,7 +25,7 @@ from st_debias.evaluation.bias_data import (
     load_word_order_sentences,
 )
 from st_debias.evaluation.embeddings import EmbeddingCache, load_any_model, model_fingerprint
-from st_debias.evaluation.entries import TASK_GROUPS
+from st_debias.evaluation.entries import check_tasks
 from st_debias.evaluation.pairs import load_pair_rows, training_pair_statistics
 from st_debias.evaluation.sts import STSSuite
 from st_debias.evaluation.sts_data import STS_TASKS
@@ -37,17 +37,6 @@ from st_debias.progress import announce, torch_threads
 #: The quick evaluation: STS-B test and SICK-R test (the bias probes keep their full data: STS-B test
 #: Cont/Oppn, alignment/uniformity, 3,000 CANNOT pairs), about 40 % of the full evaluation's sentences.
 QUICK_STS_TASKS: tuple[str, ...] = ("STSBenchmark", "SICK-R")
-
-
-def _check_tasks(tasks: Sequence[str] | str) -> tuple[str, ...]:
-    if isinstance(tasks, str):
-        tasks = [t.strip() for t in tasks.split(",") if t.strip()]
-    unknown = sorted(set(tasks) - set(TASK_GROUPS))
-    if unknown or not tasks:
-        raise ValueError(
-            f"Unknown evaluation task group(s) {unknown or tasks!r}; choose from {list(TASK_GROUPS)}"
-        )
-    return tuple(dict.fromkeys(tasks))
 
 
 def evaluate_model(
@@ -108,7 +97,7 @@ def evaluate_model(
         STS scores are Spearman ×100, transfer scores accuracy ×100 (``transfer_selection``: the dev or
         cross-validation accuracy each classifier was chosen on, never a test figure).
     """
-    groups = _check_tasks(tasks)
+    groups = check_tasks(tasks)
     if pair_dataset is not None and "bias" not in groups:
         raise ValueError("pair_dataset (--pairs) is scored by the bias probes: add 'bias' to the tasks")
     if "transfer" in groups:

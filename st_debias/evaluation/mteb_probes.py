@@ -91,25 +91,33 @@ def _task_class(name: str, base: type, metadata: Any, rows: dict[str, list[Any]]
         self.dataset = DatasetDict({"test": Dataset.from_dict(rows)})
         self.data_loaded = True
 
-    def evaluate(self, model: Any, *args: Any, **kwargs: Any) -> Any:
-        require_model_name(model, name)
-        return base.evaluate(self, model, *args, **kwargs)
-
     return type(
         re.sub(r"[^0-9A-Za-z]", "", name),
         (base,),
-        {"metadata": metadata, "load_data": load_data, "evaluate": evaluate, "__doc__": metadata.description,
-         **attributes},
+        {"metadata": metadata, "load_data": load_data, "evaluate": named_only(base, name),
+         "__doc__": metadata.description, **attributes},
     )
 
 
+def named_only(base: type, task: str) -> Any:
+    """``base.evaluate`` behind :func:`require_model_name`: the ``evaluate`` of a task served from local files."""
+
+    def evaluate(self: Any, model: Any, *args: Any, **kwargs: Any) -> Any:
+        require_model_name(model, task)
+        return base.evaluate(self, model, *args, **kwargs)
+
+    return evaluate
+
+
 def require_model_name(model: Any, task: str) -> None:
-    """Refuse to score a probe task for a model without an MTEB name.
+    """Refuse to score a task served from local files for a model without an MTEB name.
 
     ``mteb.evaluate`` files a model without a name (a plain ``SentenceTransformer`` loaded from a folder) under
     ``no_model_name_available/no_revision_available`` in its ``ResultCache`` (used by default), and hands those
     scores to the next unnamed model without a word. Refusing here, before anything is scored, means no such
-    entry is ever written for a probe task.
+    entry is ever written for a probe task or a local STS task. A named model is trusted: a hub model fine-tuned
+    in memory keeps its hub name and revision, so only :func:`~st_debias.evaluation.mteb_tasks.mteb_model`
+    (named by the weights' hash) is safe for weights that changed.
 
     Raises:
         ValueError: naming the task and the fix, :func:`~st_debias.evaluation.mteb_tasks.mteb_model`.

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from st_debias.evaluation.embeddings import load_any_model, model_fingerprint
-from st_debias.evaluation.mteb_probes import PROBE_TASKS, probe_task
+from st_debias.evaluation.mteb_probes import PROBE_TASKS, named_only, probe_task
 from st_debias.evaluation.sts_data import LOCAL_FILES, STS_TASKS, TextField, load_sts
 from st_debias.paths import DATA_ENV, DataNotFoundError, offline
 from st_debias.paths import data_dir as resolve_data_dir
@@ -96,6 +96,7 @@ def local_task(name: str, data_dir: str | os.PathLike[str] | None = None, text: 
             "min_score": upstream.min_score,
             "max_score": upstream.max_score,
             "load_data": load_data,
+            "evaluate": named_only(AbsTaskSTS, f"{name} (local)"),
             "__doc__": f"MTEB {name} over the local file {data.source}.",
         },
     )

@@ -91,6 +91,8 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_train(args: argparse.Namespace) -> int:
+    from st_debias.data.io.rows import check_row_sources
+
     from .config import load_recipe, override
 
     # The recipe and the arguments are checked before torch and transformers are imported: a bad value is
@@ -104,6 +106,7 @@ def run_train(args: argparse.Namespace) -> int:
             "max_seq_length": args.max_seq_length, "eval_steps": args.eval_steps, "sentences": args.sentences,
             "keep": args.keep, "seed": args.seed,
         }
+        check_row_sources(args.corpus, args.rows, args.row_columns, args.sentences)
         recipe = load_recipe(args.recipe, training=training)
         if recipe.training.eval_steps > recipe.training.steps:
             recipe = override(recipe, eval_steps=recipe.training.steps)

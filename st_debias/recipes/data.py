@@ -15,7 +15,7 @@ import numpy as np
 from datasets import Dataset, Features, load_from_disk
 
 from st_debias.data.io.corpus import read_sentences
-from st_debias.data.io.rows import LABEL_COLUMNS, read_rows, rows_file_reason
+from st_debias.data.io.rows import LABEL_COLUMNS, check_row_sources, read_rows
 from st_debias.data.kinds import DATA_KINDS
 from st_debias.files import atomic_write_json, staged_folder
 from st_debias.paths import cache_root
@@ -34,14 +34,7 @@ def read_corpus(path: str | os.PathLike[str] | None, count: int) -> list[str]:
         FileNotFoundError: ``path`` does not exist.
         ValueError: no sentence, or a file of rows (a header, delimiters): those go to ``--rows``.
     """
-    if path is not None and not Path(path).is_file():
-        raise FileNotFoundError(f"Corpus file {Path(path).resolve()} does not exist (one sentence per line expected).")
-    reason = rows_file_reason(path) if path is not None else None
-    if reason:
-        raise ValueError(
-            f"--corpus {path}: {reason}, but a corpus is one sentence per line. Training rows (anchor, positive"
-            "[, negative]) go to --rows."
-        )
+    check_row_sources(path, None)
     sentences = read_sentences(path, limit=count)
     if not any(s.strip() for s in sentences):
         raise ValueError(f"Corpus {path or 'default'} has no non-empty sentence.")

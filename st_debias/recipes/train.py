@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from st_debias.data.io.rows import check_row_sources
 from st_debias.data.kinds import DATA_KINDS
 from st_debias.files import atomic_write_json, atomic_write_text, no_space_error, staged_folder
 from st_debias.paths import check_model_folder, load_model, portable_path, position_limit, resolve_model_name
@@ -105,15 +106,16 @@ def check_rows_fill_a_batch(recipe: Recipe, rows: Any, report: dict[str, Any], s
     skipped = report.get("skipped") or {}
     reasons = ", ".join(f"{reason}: {count}" for reason, count in sorted(skipped.items())) or "none"
     if "source" in report:  # the user's --rows
-        made = f"The rows of {report['source']} are {len(rows)}"
+        made, more = f"The rows of {report['source']} are {len(rows)}", "more rows"
     else:
         made = (f"Recipe {recipe.name!r} built {len(rows)} training rows from {sentences} corpus sentences "
                 f"(skipped by reason: {reasons})")
+        more = "more sentences (--sentences, a larger --corpus)"
     raise ValueError(
         f"{made}, fewer than one batch of {batch_size}"
         + (f" ({processes} processes x {recipe.training.batch_size})" if processes > 1 else "")
         + ": no training step can run. "
-        "Use more sentences (--sentences, a larger --corpus) or a smaller --batch-size."
+        f"Use {more} or a smaller --batch-size."
     )
 
 
@@ -260,8 +262,7 @@ def _prepare(
     training = recipe.training
     check_budget(training)
     main_process = is_main_process()
-    if rows is not None and (corpus is not None or training.sentences is not None):
-        raise ValueError("--rows gives the training rows: leave out --corpus and --sentences, which build them")
+    check_row_sources(corpus, rows, row_columns, training.sentences)
     user = read_user_rows(recipe, rows, row_columns) if rows is not None else None
     # --batch-size is per process: under torchrun every step consumes batch_size rows on each process.
     rows_wanted = training.steps * training.batch_size * int(os.environ.get("WORLD_SIZE", "1"))
@@ -284,6 +285,8 @@ def _prepare(
         )
     freeze_lower_layers(start_model, training.frozen_layers, embeddings_alone=training.freeze_embeddings)
     identity = run_identity(recipe, resolve_model_name(model), corpus if rows is None else rows, start_model)
+    if row_columns:
+        identity["row_columns"] = list(row_columns)
     run_id = None
     if main_process:
         run_id = prepare_output(output_dir, identity, resume=bool(resume), overwrite=overwrite)
@@ -374,10 +377,14 @@ def _rows_and_loss(run: _Run) -> tuple[Any, dict[str, Any], Any]:
 def _warn_repeated_rows(run: _Run, rows: int) -> None:
     """Say when the rows are fewer than the budget consumes: training then repeats each about this many times."""
     training = run.recipe.training
+    more = (
+        f"more rows in {run.rows_source}" if run.rows_source
+        else f"more corpus sentences (--sentences, a larger --corpus; {len(run.sentences):,} were read)"
+    )
     message = (
         f"The rows are {rows:,} of the {run.rows_wanted:,} that {training.steps} steps of {training.batch_size} rows "
-        f"consume: training goes over them about {run.rows_wanted / rows:.1f} times. For distinct rows, give more "
-        f"corpus sentences (--sentences, a larger --corpus; {len(run.sentences):,} were read) or fewer --steps."
+        f"consume: training goes over them about {run.rows_wanted / rows:.1f} times. For distinct rows, give {more} "
+        "or fewer --steps."
     )
     logger.warning(message)
 

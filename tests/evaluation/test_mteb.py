@@ -194,7 +194,7 @@ def test_mteb_model_keeps_two_local_models_apart_in_one_result_cache(
     assert not list(tmp_path.rglob("no_model_name_available"))
 
 
-@pytest.mark.parametrize("probe", ["STSBenchmark-Oppn", "WikiWordOrderPC"])
+@pytest.mark.parametrize("probe", ["STSBenchmark-Oppn", "WikiWordOrderPC", "STS12"])
 def test_a_plain_local_model_cannot_leave_a_probe_score_for_another(
     probe, tiny_model, tiny_model_other, mini_data, tmp_path
 ):

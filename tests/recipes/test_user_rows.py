@@ -93,6 +93,9 @@ def test_build_from_the_anchors_of_a_rows_file(tmp_path: Path) -> None:
     rows = load_from_disk(str(tmp_path / "out" / "dataset"))
     anchors = PAIRS.read_text(encoding="utf-8").splitlines()[1].split(",")[0]
     assert len(rows) == 32 and rows[0]["anchor"] == anchors == rows[0]["positive"]
+    from st_debias.data.io.rows import read_rows
+
+    assert read_rows(tmp_path / "out").to_list() == rows.to_list()  # the build's output trains as --rows
 
 
 def test_a_shard_past_the_last_block_is_an_empty_part_that_merges(tmp_path: Path, capsys) -> None:
@@ -128,3 +131,19 @@ def test_the_named_default_spacy_model_is_the_installed_repackaging() -> None:
     assert spacy.util.is_package(named) and named == resolve_spacy_model(None)
     assert Negator("en_core_web_sm").model == Negator().model == named
     assert resolve_spacy_model("my_own_pipeline") == "my_own_pipeline"
+
+
+def test_a_corpus_line_with_commas_is_a_sentence_and_a_header_is_not(tmp_path: Path) -> None:
+    """A corpus whose first line is "Hello, world" is sentences; "anchor,positive" is a header of columns; a
+    ``score`` column reaches the loss as ``label``, the column the losses read per-row weights from."""
+    from st_debias.data.io.rows import read_rows, rows_file_reason
+
+    prose = tmp_path / "prose.txt"
+    prose.write_text("Hello, world\nHe came, saw and left.\n", encoding="utf-8")
+    assert rows_file_reason(prose) is None
+    header = tmp_path / "header.txt"
+    header.write_text("anchor,positive\nHello, world,Hi, world\n", encoding="utf-8")
+    assert "header" in rows_file_reason(header)
+    scored = tmp_path / "scored.csv"
+    scored.write_text("a,b,score\nOne.,Two.,0.5\nThree.,Four.,1.0\n", encoding="utf-8")
+    assert read_rows(scored).column_names == ["a", "b", "label"]

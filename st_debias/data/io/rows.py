@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from datasets import Dataset
 
-__all__ = ["ROW_FILE_SUFFIXES", "LABEL_COLUMNS", "read_rows", "rows_file_reason"]
+__all__ = ["LABEL_COLUMNS", "ROW_FILE_SUFFIXES", "check_row_sources", "read_rows", "rows_file_reason"]
 
 #: File suffix -> the ``datasets`` builder that reads it (and its options).
 ROW_FILE_SUFFIXES: dict[str, tuple[str, dict[str, str]]] = {
@@ -34,8 +34,8 @@ ROW_FILE_SUFFIXES: dict[str, tuple[str, dict[str, str]]] = {
 }
 #: Numeric columns the trainer hands to the loss as labels (per-row weights), kept after the text columns.
 LABEL_COLUMNS = ("label", "score")
-# A header line: two or more short identifier-like names separated by commas or tabs.
-_HEADER = re.compile(r"^\s*[A-Za-z_][\w-]{0,40}(?:\s*[,\t]\s*[A-Za-z_][\w-]{0,40})+\s*$")
+# A header line: two or more identifier-like names joined by commas or tabs, no spaces ("anchor,positive").
+_HEADER = re.compile(r"^[A-Za-z_][\w-]{0,40}(?:[,\t][A-Za-z_][\w-]{0,40})+$")
 
 
 def rows_file_reason(path: str | os.PathLike[str]) -> str | None:
@@ -49,7 +49,7 @@ def rows_file_reason(path: str | os.PathLike[str]) -> str | None:
     lines = [line for line in head if line.strip()]
     if not lines:
         return None
-    if _HEADER.match(lines[0]):
+    if _HEADER.match(lines[0].strip()):
         return f"its first line {lines[0][:60]!r} is a header of columns"
     if sum("\t" in line for line in lines) > len(lines) / 2:
         return "most of its first lines hold tab-separated fields"
@@ -62,6 +62,8 @@ def _load(path: Path) -> Dataset:
     from datasets import Dataset, DatasetDict, load_dataset, load_from_disk
 
     if path.is_dir():
+        if (path / "dataset").is_dir() and (path / "report.json").is_file():  # an `st-debias build` output
+            path = path / "dataset"
         loaded = load_from_disk(str(path))
         if isinstance(loaded, DatasetDict):
             if "train" not in loaded:
@@ -91,7 +93,7 @@ def read_rows(path: str | os.PathLike[str], columns: Sequence[str] | None = None
         path: a ``.csv`` (with a header), ``.tsv``, ``.jsonl``/``.json``, ``.parquet`` file, or a folder saved
             with ``Dataset.save_to_disk`` (its ``train`` split for a ``DatasetDict``).
         columns: the text columns in (anchor, positive, negative…) order; default: every string column in the
-            file's order. A ``label`` or ``score`` column is kept last either way.
+            file's order. A ``label`` or ``score`` column is kept last either way, as ``label``.
 
     Raises:
         FileNotFoundError: ``path`` does not exist.
@@ -116,6 +118,8 @@ def read_rows(path: str | os.PathLike[str], columns: Sequence[str] | None = None
         )
     labels = [name for name in LABEL_COLUMNS if name in features and name not in texts][:1]
     dataset = dataset.select_columns([*texts, *labels])
+    if labels and labels[0] != "label":  # the losses read per-row weights from "label"
+        dataset = dataset.rename_column(labels[0], "label")
     if len(dataset) == 0:
         raise ValueError(f"{path}: no rows")
     for name in texts:
@@ -124,3 +128,36 @@ def read_rows(path: str | os.PathLike[str], columns: Sequence[str] | None = None
                 shown = json.dumps(value)[:40]
                 raise ValueError(f"{path}: row {index + 1}, column {name!r}: {shown} is not a non-empty text")
     return dataset
+
+
+def check_row_sources(
+    corpus: str | os.PathLike[str] | None,
+    rows: str | os.PathLike[str] | None,
+    row_columns: Sequence[str] | None = None,
+    sentences: int | None = None,
+) -> None:
+    """The checks of ``train``'s row sources that need no model and no torch, made before either loads: one
+    source, files that exist, a corpus that is not a rows file.
+
+    Raises:
+        FileNotFoundError: a named file or folder that does not exist.
+        ValueError: ``--rows`` beside ``--corpus`` or ``--sentences``, ``--row-columns`` without ``--rows``, or a
+            rows file given as the corpus (pointed to ``--rows``).
+    """
+    if rows is None:
+        if row_columns:
+            raise ValueError("--row-columns names the columns of --rows, which is not given")
+        if corpus is not None:
+            if not Path(corpus).is_file():
+                raise FileNotFoundError(f"Corpus file {Path(corpus).resolve()} does not exist (one sentence per line expected).")
+            reason = rows_file_reason(corpus)
+            if reason:
+                raise ValueError(
+                    f"--corpus {corpus}: {reason}, but a corpus is one sentence per line. Training rows (anchor, "
+                    "positive[, negative]) go to --rows."
+                )
+        return
+    if corpus is not None or sentences is not None:
+        raise ValueError("--rows gives the training rows: leave out --corpus and --sentences, which build them")
+    if not Path(rows).exists():
+        raise FileNotFoundError(f"Rows file {Path(rows).resolve()} does not exist")

@@ -255,7 +255,8 @@ def cohyponym(doc, rng: np.random.Generator, *, strict: bool = True) -> str | De
     """Replace one common noun with a WordNet sibling of its most frequent sense ("wine" → "beer"), same
     number; the replacement must have been seen in WordNet's tagged corpus (a frequency guard). With ``strict``
     (default), units of measure are not swapped (yard → inch) and neither are parts of different wholes
-    (wheel → pulley); a sentence whose every noun is such a unit is declined as ``unit_of_measure``."""
+    (wheel → pulley): a sentence declined for want of any other swap is counted as ``unit_of_measure`` or
+    ``part_of_another_whole`` when those swaps were all it had."""
     nouns = [
         t for t in doc
         if t.tag_ in ("NN", "NNS") and t.dep_ not in ("compound", "amod", "npadvmod") and t.text.isalpha()
@@ -264,21 +265,23 @@ def cohyponym(doc, rng: np.random.Generator, *, strict: bool = True) -> str | De
     if not nouns:
         return Declined("no_noun")
     order = rng.permutation(len(nouns))
+    filtered: list[str] = []  # why strict left a noun without siblings that WordNet has
     for k in order:
         token = nouns[int(k)]
         if token.tag_ == "NNS" and _noun_lemma(token) == token.lower_:
             continue  # invariant plural ("species"): the number of a replacement cannot be checked
-        siblings = _siblings(_noun_lemma(token), strict)
+        lemma = _noun_lemma(token)
+        siblings = _siblings(lemma, strict)
         if not siblings:
+            if strict and _siblings(lemma, False):
+                filtered.append("unit_of_measure" if _is_unit_noun(lemma) else "part_of_another_whole")
             continue
         choice = siblings[int(rng.integers(len(siblings)))]
         form = _inflect_noun(choice, token.tag_)
         if not form or form == token.text:
             continue
         return _replace_word(doc, token, form)
-    if strict and all(_is_unit_noun(_noun_lemma(t)) for t in nouns):
-        return Declined("unit_of_measure")
-    return Declined("no_sibling")
+    return Declined(filtered[0] if filtered else "no_sibling")
 
 
 def _is_unit_noun(lemma: str) -> bool:

@@ -321,6 +321,10 @@ def test_strict_cohyponyms_swap_no_unit_and_no_part_of_another_whole(negator):
     declined = cohyponym(doc, _rng())
     assert isinstance(declined, Declined) and declined.reason == "unit_of_measure"
     assert not isinstance(cohyponym(doc, _rng(), strict=False), Declined)
+    wheel = _parse(negator, "The wheel broke.")
+    assert cohyponym(wheel, _rng(), strict=False) == "The pulley broke."
+    assert cohyponym(wheel, _rng()) == Declined("part_of_another_whole")
     builder = MinimalPairBuilder({"cohyponym": 1.0}, negator=negator, seed=0)
-    builder.build(["It measured one yard.", "The wheel of the cart broke."])
-    assert builder.report.generators["cohyponym"]["declined"].get("unit_of_measure") == 1
+    builder.build(["It measured one yard.", "The wheel broke."])
+    declined = builder.report.generators["cohyponym"]["declined"]
+    assert declined.get("unit_of_measure") == 1 and declined.get("part_of_another_whole") == 1
