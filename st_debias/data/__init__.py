@@ -66,6 +66,7 @@ _EXPORTS = {
     "BuildReport": "st_debias.data.io.report",
     "SyntacticParaphraser": "st_debias.data.paraphrase.syntactic",
     "read_sentences": "st_debias.data.io.corpus",
+    "read_rows": "st_debias.data.io.rows",
     "clean_sentences": "st_debias.data.io.corpus",
 }
 
