@@ -82,7 +82,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument(
         "--pairs",
         default=None,
-        help="training-pair file (.jsonl/.csv/.tsv: anchor, positive, negatives…) for overlap and cosine stats",
+        help="training-pair file (as train --rows reads: CSV/TSV, JSONL, Parquet, a datasets folder; anchor, positive, "
+        "negatives…) for overlap and cosine stats",
     )
     parser.add_argument(
         "--pair-columns",

@@ -3,77 +3,36 @@
 
 from __future__ import annotations
 
-import csv
-import json
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from st_debias.data.io.report import pair_statistics
+from st_debias.data.io.rows import LABEL_COLUMNS, PAIR_METADATA_FIELDS, read_rows
 from st_debias.evaluation.embeddings import EmbeddingCache
 from st_debias.paths import DataNotFoundError
 
 __all__ = ["PAIR_METADATA_FIELDS", "load_pair_rows", "training_pair_statistics"]
 
 
-#: Fields of a .jsonl training-pair file that are bookkeeping, not text columns.
-PAIR_METADATA_FIELDS = frozenset(
-    {"dataset", "split", "subset", "genre", "source", "id", "pair_id", "label", "year"}
-)
-
-
 def load_pair_rows(
     path: str | os.PathLike[str], limit: int | None = None, columns: Sequence[str] | None = None
 ) -> list[list[str]]:
-    """Rows of a training-pair file: ``.jsonl``, ``.csv`` (quoted, header) or ``.tsv`` (header, ``QUOTE_NONE``).
-
-    Column 0 is the anchor, 1 the positive, the rest negatives. ``columns`` names them explicitly (header or
-    JSON field names); otherwise a ``.jsonl`` row uses its string fields in order minus
-    :data:`PAIR_METADATA_FIELDS` (so ``{"dataset", "split", "sent0", "sent1", "hard_neg"}`` gives
-    sent0/sent1/hard_neg) and a ``.csv``/``.tsv`` row uses every column.
+    """The text rows of a training-pair file, read as ``st-debias train --rows`` reads it
+    (:func:`~st_debias.data.io.rows.read_rows`: CSV/TSV with a header, JSON Lines, Parquet, a saved ``datasets``
+    folder): column 0 the anchor, 1 the positive, the rest negatives; bookkeeping fields
+    (:data:`~st_debias.data.io.rows.PAIR_METADATA_FIELDS`) and labels are not text columns.
 
     Raises:
         DataNotFoundError: the file does not exist.
-        ValueError: unknown extension, or a named column is missing.
+        ValueError: an unreadable file, or a named column missing.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise DataNotFoundError(f"Training-pair file {path.resolve()} does not exist")
-    rows: list[list[str]] = []
-    with path.open(encoding="utf-8", newline="") as handle:
-        if path.suffix == ".jsonl":
-            for line_number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                record = json.loads(line)
-                if columns is not None:
-                    missing = [c for c in columns if c not in record]
-                    if missing:
-                        raise ValueError(f"{path}:{line_number}: no field(s) {missing}")
-                    rows.append([record[c] for c in columns])
-                else:
-                    rows.append(
-                        [v for k, v in record.items() if isinstance(v, str) and k not in PAIR_METADATA_FIELDS]
-                    )
-        elif path.suffix in (".csv", ".tsv"):
-            if path.suffix == ".csv":
-                reader = csv.reader(handle)
-            else:
-                reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
-            header = next(reader, None) or []
-            index = list(range(len(header)))
-            if columns is not None:
-                missing = [c for c in columns if c not in header]
-                if missing:
-                    raise ValueError(f"{path}: header {header} has no column(s) {missing}")
-                index = [header.index(c) for c in columns]
-            rows = [[row[i] for i in index if i < len(row)] for row in reader if row]
-        else:
-            raise ValueError(f"{path}: training-pair files must be .jsonl, .csv or .tsv")
-        if limit is not None:
-            rows = rows[:limit]
-    return rows
+    if not Path(path).exists():
+        raise DataNotFoundError(f"Training-pair file {Path(path).resolve()} does not exist")
+    rows = read_rows(path, columns)
+    texts = [rows[name] for name in rows.column_names if name not in LABEL_COLUMNS]
+    return [list(row) for row in zip(*texts, strict=True)][:limit]
 
 
 def _rows(dataset: Any) -> list[list[str]]:

@@ -148,7 +148,7 @@ class DebiasInfoNCE(EmbeddingLoss):
 
     def compute_loss_from_embeddings(self, embeddings: list[Tensor], labels: Tensor | None = None) -> Tensor:
         name = "DebiasInfoNCE"
-        core.check_num_columns(embeddings, 2, None, name, "anchor, positive, negative_1..m")
+        core.check_num_columns(embeddings, *self.text_columns, name, "anchor, positive, negative_1..m")
         # Upcast once per column, so that a column used twice sums its gradient in float32, not float16.
         embeddings = [core.at_least_float32(e) for e in embeddings]
         batch_size = embeddings[0].size(0)

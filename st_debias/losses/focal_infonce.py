@@ -102,7 +102,7 @@ class FocalInfoNCE(EmbeddingLoss):
         self.gather_across_devices = gather_across_devices
 
     def compute_loss_from_embeddings(self, embeddings: list[Tensor], labels: Tensor | None = None) -> Tensor:
-        core.check_num_columns(embeddings, 2, None, "FocalInfoNCE", "anchor, positive, negative_1..n")
+        core.check_num_columns(embeddings, *self.text_columns, "FocalInfoNCE", "anchor, positive, negative_1..n")
         # Upcast once per column, so that a column used twice sums its gradient in float32, not float16.
         embeddings = [core.at_least_float32(e) for e in embeddings]
         anchors = embeddings[0]

@@ -200,7 +200,7 @@ class InstanceWeightedMNRL(EmbeddingLoss):
     ) -> Tensor:
         """Loss from embeddings; ``guide_embeddings`` (one tensor per column) overrides the label column."""
         name = "InstanceWeightedMNRL"
-        core.check_num_columns(embeddings, 2, None, name, "anchor, positive, negative_1..n")
+        core.check_num_columns(embeddings, *self.text_columns, name, "anchor, positive, negative_1..n")
         # Upcast once per column, so that a column used twice sums its gradient in float32, not float16.
         embeddings = [core.at_least_float32(e) for e in embeddings]
         anchors = embeddings[0]

@@ -213,7 +213,7 @@ class MarginNegationLoss(EmbeddingLoss):
         """``embeddings`` = [anchor, paraphrase, negation], then with ``contrastive="dropout"`` the second view of
         each of ``dropout_columns``."""
         views = self.dropout_columns if self.contrastive == "dropout" else ()
-        expected = len(COLUMNS) + len(views)
+        expected = self.text_columns[0] + len(views)
         layout = ", ".join([*COLUMNS, *(f"{c} dropout view" for c in views)])
         core.check_num_columns(embeddings, expected, expected, "MarginNegationLoss", layout)
         # Upcast once per column, so that a column used twice sums its gradient in float32, not float16.

@@ -63,7 +63,7 @@ def test_load_pair_rows_formats(tmp_path):
     with pytest.raises(ValueError, match="no column"):
         load_pair_rows(tmp_path / "p.csv", columns=["anchor"])
     (tmp_path / "p.txt").write_text("x", encoding="utf-8")
-    with pytest.raises(ValueError, match=".jsonl, .csv or .tsv"):
+    with pytest.raises(ValueError, match="rows files are .csv, .tsv"):
         load_pair_rows(tmp_path / "p.txt")
 
 

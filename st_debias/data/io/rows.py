@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from datasets import Dataset
 
-__all__ = ["LABEL_COLUMNS", "ROW_FILE_SUFFIXES", "check_row_sources", "read_rows", "rows_file_reason"]
+__all__ = ["LABEL_COLUMNS", "PAIR_METADATA_FIELDS", "ROW_FILE_SUFFIXES", "check_row_sources", "read_rows", "rows_file_reason"]
 
 #: File suffix -> the ``datasets`` builder that reads it (and its options).
 ROW_FILE_SUFFIXES: dict[str, tuple[str, dict[str, str]]] = {
@@ -34,6 +34,10 @@ ROW_FILE_SUFFIXES: dict[str, tuple[str, dict[str, str]]] = {
 }
 #: Numeric columns the trainer hands to the loss as labels (per-row weights), kept after the text columns.
 LABEL_COLUMNS = ("label", "score")
+#: Bookkeeping fields of a rows file that are not text columns (unless named in ``columns``).
+PAIR_METADATA_FIELDS = frozenset(
+    {"dataset", "split", "subset", "genre", "source", "id", "pair_id", "label", "year"}
+)
 # A header line: two or more identifier-like names joined by commas or tabs, no spaces ("anchor,positive").
 _HEADER = re.compile(r"^[A-Za-z_][\w-]{0,40}(?:[,\t][A-Za-z_][\w-]{0,40})+$")
 
@@ -93,7 +97,7 @@ def read_rows(path: str | os.PathLike[str], columns: Sequence[str] | None = None
         path: a ``.csv`` (with a header), ``.tsv``, ``.jsonl``/``.json``, ``.parquet`` file, or a folder saved
             with ``Dataset.save_to_disk`` (its ``train`` split for a ``DatasetDict``).
         columns: the text columns in (anchor, positive, negative…) order; default: every string column in the
-            file's order. A ``label`` or ``score`` column is kept last either way, as ``label``.
+            file's order but bookkeeping fields (:data:`PAIR_METADATA_FIELDS`: ``id``, ``source``, ``split``…). A ``label`` or ``score`` column is kept last either way, as ``label``.
 
     Raises:
         FileNotFoundError: ``path`` does not exist.
@@ -110,7 +114,8 @@ def read_rows(path: str | os.PathLike[str], columns: Sequence[str] | None = None
         texts = list(columns)
     else:
         texts = [name for name, feature in features.items()
-                 if getattr(feature, "dtype", None) in ("string", "large_string") and name not in LABEL_COLUMNS]
+                 if getattr(feature, "dtype", None) in ("string", "large_string")
+                 and name not in LABEL_COLUMNS and name not in PAIR_METADATA_FIELDS]
     if len(texts) < 2:
         raise ValueError(
             f"{path}: {len(texts)} text column(s) {texts}; training rows need an anchor and a positive (and "
