@@ -326,6 +326,10 @@ def main(argv: list[str] | None = None) -> int:
     import meaning_weight
     import teacher_structure
 
+    from benchmarks.negation_teacher import distill_margin, wordnet_pairs
+
+    distill_margin.register()
+    wordnet_pairs.register()
     column_views.register()  # the lab losses a variant's YAML may name
     deshared_margin.register()
     cluster_cap.register()

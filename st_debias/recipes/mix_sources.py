@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,10 +60,11 @@ def meaning_rows(quadruples: list[tuple[str, str, str, str]]) -> list[Row]:
 
 
 def negation_meaning_quadruples(
-    sentences: list[str] | None, cache_dir: Any
+    sentences: list[str] | None, cache_dir: Any, antonyms: Mapping[str, str] | None = None
 ) -> tuple[list[tuple[str, str, str, str]], dict[str, Any]]:
     """The cached ("X is A", "X is not A", "X is B", "X is not B") quadruples of ``sentences`` and their
-    description, for the sources built from them.
+    description, for the sources built from them; ``antonyms`` replaces the curated antonym pairs
+    (:func:`~st_debias.data.negation.meaning.negation_meaning_quadruples`).
 
     Raises:
         ValueError: no corpus sentences.
@@ -72,7 +73,7 @@ def negation_meaning_quadruples(
         raise ValueError("The negation_meaning mix source needs the corpus sentences.")
     from st_debias.data.negation.meaning import cached_negation_meaning_quadruples
 
-    built = cached_negation_meaning_quadruples(sentences, cache_dir)
+    built = cached_negation_meaning_quadruples(sentences, cache_dir, antonyms)
     quadruples = list(zip(built.affirmative, built.negated, built.antonym, built.negated_antonym, strict=True))
     described = {"sentences": len(sentences), "quadruples": len(built), "declined": dict(sorted(built.declined.items()))}
     return quadruples, described

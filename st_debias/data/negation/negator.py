@@ -32,7 +32,7 @@ one thread of numpy's BLAS rather than blis (:func:`~st_debias.data.spacy_pipeli
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal, overload
@@ -357,9 +357,10 @@ class Negator:
         return NegationResult(source, text, rule, denegated)
 
 
-def antonym_swap(doc: Any, predicate_only: bool = False) -> str | None:
+def antonym_swap(doc: Any, predicate_only: bool = False, antonyms: Mapping[str, str] | None = None) -> str | None:
     """The sentence of a parsed ``doc`` with its first adjective or adverb next to the root replaced by the
-    curated antonym of :func:`~st_debias.data.lexicon.safe_antonym` (``is large`` → ``is small``), or None.
+    curated antonym of :func:`~st_debias.data.lexicon.safe_antonym` (``is large`` → ``is small``), or by its
+    entry in ``antonyms`` (lower-cased word → antonym) when given; None when there is none.
 
     "Next to the root" means a child of the root, or of the root's attribute noun (``is a large house``).
     With ``predicate_only``, only an unmodified adjective complement of the root qualifies (``is large``,
@@ -374,7 +375,7 @@ def antonym_swap(doc: Any, predicate_only: bool = False) -> str | None:
                 child.dep_ in ("advmod", "npadvmod") for child in token.children
             )
         if near_root and token.tag_ in ("JJ", "RB") and token.dep_ in ("acomp", "advmod", "amod"):
-            antonym = safe_antonym(token.lower_)
+            antonym = safe_antonym(token.lower_) if antonyms is None else antonyms.get(token.lower_)
             if antonym:
                 return doc.text[: token.idx] + antonym + doc.text[token.idx + len(token.text):]
     return None

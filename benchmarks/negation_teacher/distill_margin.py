@@ -1,0 +1,101 @@
+"""An experimental margin beside a teacher's ranking within each row, through sentence-transformers' own
+distillation losses.
+
+``TeacherStructureMarginLoss`` (``../selection/teacher_structure.py``) matched all-mpnet-base-v2's cosines
+themselves, over the batch or within rows, and cost the dev Oppn split: the two models' cosines sit at different
+levels, so matching them moves the student's whole geometry. ``TeacherDistillMarginLoss`` keeps version 6's loss
+and adds only the teacher's *ranking* of each row's two candidates, which a level shift does not change:
+
+* ``distill: margin_mse`` — sentence-transformers' ``MarginMSELoss`` (Hofstätter et al., 2020):
+  w · mean_i ((s(a_i, p_i) − s(a_i, n_i)) − (t(a_i, p_i) − t(a_i, n_i)))²;
+* ``distill: kl_div`` — ``DistillKLDivLoss``: w · KL(softmax(t(a, ·)/τ) ‖ softmax(s(a, ·)/τ)) over (p, n).
+
+s is the student's cosine (dropout on), t the teacher's, on every row of the batch: the minimal pairs and the
+negation-meaning rows, where the teacher knows which words are opposites. The teacher embeds the text the
+student's token ids decode to, once per text (``TeacherStructureMarginLoss.teacher_embeddings``).
+
+:func:`register` adds the class to the recipe loss registry (``select_dev.py`` calls it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from sentence_transformers.losses import DistillKLDivLoss, MarginMSELoss
+from sentence_transformers.util import pairwise_cos_sim
+from torch import Tensor
+
+from benchmarks.selection.teacher_structure import STRUCTURE_COLUMNS, TeacherStructureMarginLoss
+from st_debias import core
+from st_debias.losses import MarginNegationLoss
+from st_debias.losses._base import LossOutput, combine_parts
+
+DISTILL = ("margin_mse", "kl_div")
+
+
+class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
+    def __init__(
+        self,
+        model: Any,
+        teacher: str | None = None,
+        teacher_weight: float = 1.0,
+        teacher_max_seq_length: int = 64,
+        distill: str = "margin_mse",
+        temperature: float = 0.05,
+        alpha: float = 0.05,
+        beta: float = 0.2,
+        margin_weight: float = 1e-3,
+        scale: float = 20.0,
+        contrastive: str = "dropout",
+        return_parts: bool = True,
+    ) -> None:
+        """``MarginNegationLoss``'s arguments, the teacher's (``TeacherStructureMarginLoss``), and:
+
+        Args:
+            distill: ``"margin_mse"`` or ``"kl_div"`` (module docstring).
+            temperature: τ of ``kl_div`` for both models' cosines.
+
+        Raises:
+            ValueError: an unknown ``distill`` or a non-positive ``temperature``.
+        """
+        super().__init__(model, teacher=teacher, teacher_weight=teacher_weight, teacher_max_seq_length=teacher_max_seq_length,
+                         teacher_pairs="rows", alpha=alpha, beta=beta, margin_weight=margin_weight, scale=scale,
+                         contrastive=contrastive, return_parts=return_parts)
+        if distill not in DISTILL:
+            raise ValueError(f"TeacherDistillMarginLoss: distill must be one of {DISTILL}, got {distill!r}.")
+        core.check_positive(temperature, "temperature", "TeacherDistillMarginLoss")
+        self.distill = distill
+        self.distill_temperature = float(temperature)
+        self._distill_loss = (
+            MarginMSELoss(model, similarity_fct=pairwise_cos_sim) if distill == "margin_mse"
+            else DistillKLDivLoss(model, similarity_fct=pairwise_cos_sim, temperature=temperature)
+        )
+
+    def compute_loss_from_embeddings(
+        self, embeddings: list[Tensor], labels: Tensor | None = None, teacher: Tensor | None = None
+    ) -> LossOutput:
+        """``MarginNegationLoss``'s parts plus ``teacher``, the distillation term against ``teacher`` (the teacher's
+        embeddings of the anchor, positive and negative columns stacked in that order)."""
+        if teacher is None:
+            raise ValueError("TeacherDistillMarginLoss.compute_loss_from_embeddings needs teacher= embeddings.")
+        output = MarginNegationLoss.compute_loss_from_embeddings(self, embeddings, labels)
+        parts = dict(output) if isinstance(output, dict) else {"MarginNegationLoss": output}
+        student = [core.at_least_float32(e) for e in embeddings[:STRUCTURE_COLUMNS]]
+        anchor, positive, negative = core.at_least_float32(teacher.to(student[0].device)).chunk(STRUCTURE_COLUMNS)
+        scores = (pairwise_cos_sim(anchor, positive), pairwise_cos_sim(anchor, negative))
+        targets = scores[0] - scores[1] if self.distill == "margin_mse" else torch.stack(scores, dim=1)
+        parts["teacher"] = self.teacher_weight * self._distill_loss.compute_loss_from_embeddings(student, targets)
+        return combine_parts(parts, self.return_parts)
+
+    def get_config_dict(self) -> dict[str, Any]:
+        config = {**super().get_config_dict(), "distill": self.distill, "temperature": self.distill_temperature}
+        config.pop("teacher_pairs", None)
+        return config
+
+
+def register() -> None:
+    """Add ``TeacherDistillMarginLoss`` to the recipe loss registry (for lab recipes)."""
+    from st_debias.recipes import losses
+
+    losses.LOSSES.setdefault("TeacherDistillMarginLoss", __name__)
