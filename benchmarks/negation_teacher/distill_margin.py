@@ -98,4 +98,4 @@ def register() -> None:
     """Add ``TeacherDistillMarginLoss`` to the recipe loss registry (for lab recipes)."""
     from st_debias.recipes import losses
 
-    losses.LOSSES.setdefault("TeacherDistillMarginLoss", __name__)
+    losses.LOSSES["TeacherDistillMarginLoss"] = f"{__name__}:TeacherDistillMarginLoss"

@@ -135,7 +135,7 @@ def register() -> None:
     """Add ``negation_meaning_wordnet_half`` to the recipe mix registry (for lab recipes)."""
     from st_debias.recipes import mix_sources
 
-    mix_sources.MIX_SOURCES.setdefault(SOURCE, MixSource(wordnet_half_rows, reads_corpus=True))
+    mix_sources.MIX_SOURCES[SOURCE] = MixSource(wordnet_half_rows, reads_corpus=True)
 
 
 def main(argv: list[str] | None = None) -> int:

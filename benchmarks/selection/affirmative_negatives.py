@@ -49,4 +49,4 @@ def register() -> None:
     its own sources)."""
     from st_debias.recipes import mix_sources
 
-    mix_sources.MIX_SOURCES.setdefault(SOURCE, MixSource(affirmative_negative_rows, reads_corpus=True))
+    mix_sources.MIX_SOURCES[SOURCE] = MixSource(affirmative_negative_rows, reads_corpus=True)

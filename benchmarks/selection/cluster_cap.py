@@ -217,4 +217,4 @@ def register() -> None:
     own losses)."""
     from st_debias.recipes import losses
 
-    losses.LOSSES.setdefault("ClusterCapMarginLoss", __name__)
+    losses.LOSSES["ClusterCapMarginLoss"] = f"{__name__}:ClusterCapMarginLoss"

@@ -71,4 +71,4 @@ def register() -> None:
     its own losses)."""
     from st_debias.recipes import losses
 
-    losses.LOSSES.setdefault("ColumnViewsMarginLoss", __name__)
+    losses.LOSSES["ColumnViewsMarginLoss"] = f"{__name__}:ColumnViewsMarginLoss"

@@ -141,4 +141,4 @@ def register() -> None:
     from st_debias.recipes import losses
 
     for name in ("DesharedMarginLoss", "DesharedColumnViewsLoss", "DesharedClusterCapLoss", "EarlyViewsDesharedLoss"):
-        losses.LOSSES.setdefault(name, __name__)
+        losses.LOSSES[name] = f"{__name__}:{name}"

@@ -86,5 +86,5 @@ def register() -> None:
     lab recipes; the library's docs list only its own sources)."""
     from st_debias.recipes import mix_sources
 
-    mix_sources.MIX_SOURCES.setdefault(SOURCE, MixSource(half_pair_rows, reads_corpus=True))
-    mix_sources.MIX_SOURCES.setdefault(LEXICAL_SOURCE, MixSource(lexical_pair_rows, reads_corpus=True))
+    mix_sources.MIX_SOURCES[SOURCE] = MixSource(half_pair_rows, reads_corpus=True)
+    mix_sources.MIX_SOURCES[LEXICAL_SOURCE] = MixSource(lexical_pair_rows, reads_corpus=True)

@@ -113,4 +113,4 @@ def register() -> None:
     its own losses)."""
     from st_debias.recipes import losses
 
-    losses.LOSSES.setdefault("MeaningWeightedMarginLoss", __name__)
+    losses.LOSSES["MeaningWeightedMarginLoss"] = f"{__name__}:MeaningWeightedMarginLoss"

@@ -155,4 +155,4 @@ def register() -> None:
     """Add ``TeacherStructureMarginLoss`` to the recipe loss registry (for lab recipes)."""
     from st_debias.recipes import losses
 
-    losses.LOSSES.setdefault("TeacherStructureMarginLoss", __name__)
+    losses.LOSSES["TeacherStructureMarginLoss"] = f"{__name__}:TeacherStructureMarginLoss"

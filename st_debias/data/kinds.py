@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from st_debias.registry import DATA_KIND_GROUP, Registry, check_data_kind
+
 if TYPE_CHECKING:
     from datasets import Dataset
 
@@ -310,7 +312,8 @@ def _paraphrase(
     return ParaphrasePairBuilder(seed=seed, negator=negator, show_progress_bar=show_progress_bar, **options)
 
 
-DATA_KINDS: dict[str, DataKind] = {
+#: Every kind of training rows: st_debias's own, and those of installed packages (:mod:`st_debias.registry`).
+DATA_KINDS: Registry[DataKind] = Registry("data kind", DATA_KIND_GROUP, {
     kind.name: kind
     for kind in (
         DataKind("simcse", "(anchor, anchor) SimCSE pairs", ("anchor", "positive"), None, _SimCSERows, in_blocks=True),
@@ -335,7 +338,7 @@ DATA_KINDS: dict[str, DataKind] = {
             generators=("syntactic",),
         ),
     )
-}
+}, check_data_kind)
 
 
 def spacy_machinery(spacy_model: str | None) -> dict[str, Any]:

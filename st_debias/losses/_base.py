@@ -54,6 +54,8 @@ class EmbeddingLoss(nn.Module):
     #: How many text columns a training row gives the loss: (fewest, most; None: any). The recipes check a user's
     #: rows against it before a model loads.
     text_columns: tuple[int, int | None] = (2, None)
+    #: Whether recipes build it with ``return_parts=True`` (see :mod:`st_debias.registry`).
+    logs_parts: bool = False
 
     def __init__(self, model: SentenceTransformer | None) -> None:
         super().__init__()

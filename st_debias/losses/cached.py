@@ -452,6 +452,8 @@ class CachedInstanceWeightedMNRL(CachedLoss):
             model, InstanceWeightedMNRL(model, **loss_kwargs), mini_batch_size, show_progress_bar
         )
 
+    from_recipe = classmethod(InstanceWeightedMNRL.from_recipe.__func__)  # the guide and weights, as the uncached loss
+
 
 class CachedDebiasInfoNCE(CachedLoss):
     def __init__(
@@ -507,6 +509,7 @@ class CachedDebiasInfoNCE(CachedLoss):
 
 
 class CachedMarginNegationLoss(CachedLoss):
+    logs_parts = MarginNegationLoss.logs_parts
     def __init__(
         self,
         model: Any | None,

@@ -17,6 +17,7 @@ from st_debias import core
 from ._base import EmbeddingLoss
 
 if TYPE_CHECKING:
+    from datasets import Dataset
     from sentence_transformers import SentenceTransformer
 
 logger = logging.getLogger(__name__)
@@ -293,6 +294,29 @@ class InstanceWeightedMNRL(EmbeddingLoss):
                 f"{num_columns} text columns."
             )
         return weights, list(labels.reshape(batch_size, num_columns, -1).unbind(dim=1))
+
+    @classmethod
+    def from_recipe(
+        cls,
+        model: SentenceTransformer,
+        rows: Dataset,
+        params: dict[str, Any],
+        guide: SentenceTransformer | None = None,
+        guide_mode: str = "precomputed",
+        show_progress_bar: bool = True,
+    ) -> tuple[Any, Dataset]:
+        """The loss a recipe asks for, and its rows: a ``label`` column of the rows holds per-row weights; a
+        ``precomputed`` guide's embeddings are added to it (:func:`st_debias.data.guide.attach_guide_embeddings`),
+        a ``live`` guide embeds each batch. ``labels`` is set from those."""
+        has_weights = "label" in rows.column_names
+        if guide is not None and guide_mode == "precomputed":
+            from st_debias.data.guide import attach_guide_embeddings
+
+            rows = attach_guide_embeddings(
+                rows, guide, weight_column="label" if has_weights else None, show_progress_bar=show_progress_bar
+            )
+            return cls(model, **params, labels="weights_and_guide_embeddings" if has_weights else "guide_embeddings"), rows
+        return cls(model, guide=guide, **{"labels": "weights" if has_weights else "none", **params}), rows
 
     def get_config_dict(self) -> dict[str, Any]:
         return {

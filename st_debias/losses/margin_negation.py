@@ -24,6 +24,7 @@ COLUMNS = ("anchor", "paraphrase", "negation")
 
 class MarginNegationLoss(EmbeddingLoss):
     text_columns = (len(COLUMNS), len(COLUMNS))
+    logs_parts = True  # recipes build it with return_parts=True, so that the trainer logs each term
 
     def __init__(
         self,

@@ -3,33 +3,35 @@ object step."""
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import logging
 import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from st_debias.registry import LOSS_GROUP, Registry, check_loss
+
 if TYPE_CHECKING:
     from datasets import Dataset
 
 logger = logging.getLogger(__name__)
 
-#: Every loss a recipe may name: class name → module (imported on use). The one list: the recipe check and
-#: :func:`build_loss` both read it.
-LOSSES: dict[str, str] = {
-    "MultipleNegativesRankingLoss": "sentence_transformers.sentence_transformer.losses",
-    "FocalInfoNCE": "st_debias.losses",
-    "InstanceWeightedMNRL": "st_debias.losses",
-    "DebiasInfoNCE": "st_debias.losses",
-    "MarginNegationLoss": "st_debias.losses",
+#: Every loss a recipe may name: class name → class; st_debias's own, and those of installed packages
+#: (:mod:`st_debias.registry`). The one list: the recipe check and :func:`build_loss` both read it.
+LOSSES: Registry[type] = Registry("loss", LOSS_GROUP, {
+    "MultipleNegativesRankingLoss": "sentence_transformers.sentence_transformer.losses:MultipleNegativesRankingLoss",
+    "FocalInfoNCE": "st_debias.losses:FocalInfoNCE",
+    "InstanceWeightedMNRL": "st_debias.losses:InstanceWeightedMNRL",
+    "DebiasInfoNCE": "st_debias.losses:DebiasInfoNCE",
+    "MarginNegationLoss": "st_debias.losses:MarginNegationLoss",
     # GradCache forms: the same loss at any batch size; ``mini_batch_size`` sets the memory.
-    "CachedMultipleNegativesRankingLoss": "sentence_transformers.sentence_transformer.losses",
-    "CachedFocalInfoNCE": "st_debias.losses",
-    "CachedInstanceWeightedMNRL": "st_debias.losses",
-    "CachedDebiasInfoNCE": "st_debias.losses",
-    "CachedMarginNegationLoss": "st_debias.losses",
-}
+    "CachedMultipleNegativesRankingLoss":
+        "sentence_transformers.sentence_transformer.losses:CachedMultipleNegativesRankingLoss",
+    "CachedFocalInfoNCE": "st_debias.losses:CachedFocalInfoNCE",
+    "CachedInstanceWeightedMNRL": "st_debias.losses:CachedInstanceWeightedMNRL",
+    "CachedDebiasInfoNCE": "st_debias.losses:CachedDebiasInfoNCE",
+    "CachedMarginNegationLoss": "st_debias.losses:CachedMarginNegationLoss",
+}, check_loss)
 
 #: Loss parameters that take a function: the sentence-transformers functions a recipe may name for them.
 #: Every registered loss scores a batch with a matrix similarity ``fct(a, b) -> (len(a), len(b))``.
@@ -43,6 +45,12 @@ RESERVED_PARAMS = {
     "guide": "set loss.guide (start, or a model name/path)",
     "labels": "set from the rows' label column and loss.guide_mode",
 }
+
+
+def reads_guide(name: str) -> bool:
+    """Whether the registered loss ``name`` takes a guide model and the rows' ``label`` column (it has a
+    ``from_recipe`` classmethod, :mod:`st_debias.registry`)."""
+    return callable(getattr(loss_class(name), "from_recipe", None))
 
 
 @dataclass
@@ -66,7 +74,7 @@ def loss_class(name: str) -> type:
     """
     if name not in LOSSES:
         raise ValueError(f"Unknown loss {name!r}; choose one of {list(LOSSES)}.")
-    return getattr(importlib.import_module(LOSSES[name]), name)
+    return LOSSES[name]
 
 
 def uncached_name(name: str) -> str | None:
@@ -158,11 +166,9 @@ def check_loss_config(loss: LossConfig, where: str) -> None:
     if loss.guide_mode not in ("precomputed", "live"):
         raise ValueError(f"Recipe {where}: loss.guide_mode must be 'precomputed' or 'live'.")
     if loss.guide is not None:
-        if (uncached_name(loss.name) or loss.name) != "InstanceWeightedMNRL":
-            raise ValueError(
-                f"Recipe {where}: loss.guide is read by InstanceWeightedMNRL only (or CachedInstanceWeightedMNRL), "
-                f"not {loss.name}."
-            )
+        if not reads_guide(loss.name):
+            readers = [name for name in LOSSES if reads_guide(name)]
+            raise ValueError(f"Recipe {where}: loss.guide is read by {', '.join(readers)} only, not {loss.name}.")
         if not isinstance(loss.guide, str) or not loss.guide:
             raise ValueError(f"Recipe {where}: loss.guide must be 'start' or a model name/path, got {loss.guide!r}.")
     if not isinstance(loss.preservation_without_dropout, bool):
@@ -196,30 +202,19 @@ def build_loss(
     if not isinstance(spec, LossConfig):
         raise TypeError(f"build_loss takes a recipe's loss section (recipe.loss), got {type(spec).__name__}")
     params = resolve_params(spec.params)
-    if (uncached_name(spec.name) or spec.name) == "InstanceWeightedMNRL":
-        has_weights = "label" in rows.column_names
-        if guide is not None and spec.guide_mode == "precomputed":
-            from st_debias.data.guide import attach_guide_embeddings
-
-            rows = attach_guide_embeddings(
-                rows,
-                guide,
-                weight_column="label" if has_weights else None,
-                show_progress_bar=show_progress_bar,
-            )
-            params["labels"] = "weights_and_guide_embeddings" if has_weights else "guide_embeddings"
-            loss = loss_class(spec.name)(model, **params)
-        else:
-            params.setdefault("labels", "weights" if has_weights else "none")
-            loss = loss_class(spec.name)(model, guide=guide, **params)
+    cls = loss_class(spec.name)
+    if reads_guide(spec.name):
+        loss, rows = cls.from_recipe(
+            model, rows, params, guide=guide, guide_mode=spec.guide_mode, show_progress_bar=show_progress_bar
+        )
     else:
         if "label" in rows.column_names:
-            # Only InstanceWeightedMNRL reads per-row weights; say so rather than drop them silently.
+            # Only a loss with from_recipe reads a label column (per-row weights); say so rather than drop it silently.
             logger.warning("%s ignores per-row weights; dropping the label column.", spec.name)
             rows = rows.remove_columns("label")
-        if (uncached_name(spec.name) or spec.name) == "MarginNegationLoss":
-            params.setdefault("return_parts", True)  # the trainer logs l_c and l_m separately
-        loss = loss_class(spec.name)(model, **params)
+        if getattr(cls, "logs_parts", False):
+            params.setdefault("return_parts", True)  # the trainer logs each term
+        loss = cls(model, **params)
     if spec.preservation_weight is not None:
         loss = SimilarityPreservation(
             model,

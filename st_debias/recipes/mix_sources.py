@@ -8,6 +8,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from st_debias.registry import MIX_SOURCE_GROUP, Registry, check_mix_source
+
 #: One row: (anchor, positive, negative).
 Row = tuple[str, str, str]
 #: The rows of a source and a description of how they were made (counts, what was dropped and why).
@@ -79,8 +81,9 @@ def negation_meaning_quadruples(
     return quadruples, described
 
 
-#: Every ``data.mix`` source: name → how its rows are made.
-MIX_SOURCES: dict[str, MixSource] = {
+#: Every ``data.mix`` source: name → how its rows are made; st_debias's own, and those of installed packages
+#: (:mod:`st_debias.registry`).
+MIX_SOURCES: Registry[MixSource] = Registry("data.mix source", MIX_SOURCE_GROUP, {
     "nli": MixSource(nli_rows, reads_corpus=False),
     "negation_meaning": MixSource(negation_meaning_rows, reads_corpus=True),
-}
+}, check_mix_source)

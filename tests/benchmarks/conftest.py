@@ -14,11 +14,11 @@ def registries_as_found() -> Iterator[None]:
     from st_debias.recipes.losses import LOSSES
     from st_debias.recipes.mix_sources import MIX_SOURCES
 
-    found = [(registry, dict(registry)) for registry in (LOSSES, MIX_SOURCES)]
+    found = [(registry, set(registry)) for registry in (LOSSES, MIX_SOURCES)]
     yield
-    for registry, entries in found:
-        registry.clear()
-        registry.update(entries)
+    for registry, names in found:
+        for name in set(registry) - names:
+            registry.unregister(name)
 
 
 def recipe_built_lab_loss(register: Callable[[], None], name: str, params: dict, model):

@@ -127,7 +127,7 @@ BAD_RECIPE_FIELDS = [
     ("loss: {name: MarginNegationLoss, params: {contrastive: views}}",
      "loss.params for MarginNegationLoss: .*contrastive must be"),
     ("loss: {name: InstanceWeightedMNRL, params: {guide: start}}", r"loss.params \['guide'\] are set by the recipe"),
-    ("loss: {name: FocalInfoNCE, guide: start}", "loss.guide is read by InstanceWeightedMNRL only"),
+    ("loss: {name: FocalInfoNCE, guide: start}", "loss.guide is read by InstanceWeightedMNRL, CachedInstanceWeightedMNRL only"),
     ("loss: {name: FocalInfoNCE, recall_gamma: -1}", "loss.recall_gamma must be a finite number >= 0"),
     ("loss: {name: FocalInfoNCE, preservation_without_dropout: true}",
      "loss.preservation_without_dropout needs loss.preservation_weight"),
