@@ -35,6 +35,7 @@ BUILDER_PAGES = {
     "Negator": "builders/osscse.md",
     "NegatedAntonymGenerator": "builders/osscse.md",
     "SyntacticParaphraser": "builders/paraphrase.md",
+    "ParaphrasePairBuilder": "builders/paraphrase.md",
     "WordDeletion": "builders/paraphrase.md",
     "FrequentWordInsertion": "builders/paraphrase.md",
     "WordRepetition": "builders/paraphrase.md",

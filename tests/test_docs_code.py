@@ -231,6 +231,7 @@ def test_api_reference_is_generated_for_every_public_name() -> None:
     a public name missing from it fails here."""
     import yaml
 
+    import st_debias.core
     import st_debias.data
     import st_debias.evaluation
     import st_debias.losses
@@ -241,6 +242,9 @@ def test_api_reference_is_generated_for_every_public_name() -> None:
     assert {f"st_debias.losses.{n}" for n in st_debias.losses.__all__} <= _api_entries("losses.md")
     assert {f"{m}.{n}" for n, m in st_debias.data._EXPORTS.items()} <= _api_entries("data.md")
     assert {f"{m}.{n}" for n, m in st_debias.recipes._EXPORTS.items()} <= _api_entries("recipes.md")
+    core_functions = {n: getattr(st_debias.core, n) for n in st_debias.core.__all__}
+    assert {f"{f.__module__}.{n}" for n, f in core_functions.items() if callable(f) and f.__module__.startswith("st_debias")} \
+        <= _api_entries("core.md")
     functions = [n for n in st_debias.evaluation.__all__ if callable(getattr(st_debias.evaluation, n))]
     documented = {entry.rsplit(".", 1)[1] for entry in _api_entries("evaluation.md")}
     assert set(functions) - documented == set()

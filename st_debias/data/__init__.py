@@ -5,6 +5,7 @@ Public API (imported lazily, so ``from st_debias.data.text import words`` stays 
 * :func:`build_ipw_dataset` / :class:`IPWBuilder`: (anchor, positive, negative_1..m[, label]) rows.
 * :func:`build_negation_dataset` / :class:`OssCSEBuilder`: (anchor, paraphrase, negation) rows.
 * :class:`MinimalPairBuilder`: cue-balanced (anchor, positive, negative) minimal pairs.
+* :class:`ParaphrasePairBuilder`: (anchor, positive) pairs of syntactic paraphrases.
 * :data:`DATA_KINDS` (:class:`DataKind`): the registry of the row kinds recipes and ``st-debias build`` make.
 * :func:`build_blocks`, :func:`finish_blocks`, :func:`plan_blocks`, :func:`build_block_batch`
   (:func:`usable_cores`): building in blocks, on every core, as shards or under Ray Data,
@@ -36,6 +37,7 @@ _EXPORTS = {
     "candidate_generators": "st_debias.data.builders",
     "OssCSEBuilder": "st_debias.data.negation.builder",
     "MinimalPairBuilder": "st_debias.data.minimal_pairs.builder",
+    "ParaphrasePairBuilder": "st_debias.data.paraphrase.pairs",
     "DATA_KINDS": "st_debias.data.kinds",
     "DataKind": "st_debias.data.kinds",
     "build_blocks": "st_debias.data.parallel",

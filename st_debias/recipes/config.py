@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from importlib import resources
@@ -24,9 +25,6 @@ from st_debias.datafiles import text_lines
 from .losses import LOSSES, LossConfig, check_loss_config
 from .mix_sources import MIX_SOURCES
 from .selection import KEEP_CHOICES
-
-#: The kinds whose (anchor, positive, negative) rows the mix sources' rows match.
-MIXABLE_KINDS = tuple(name for name, kind in DATA_KINDS.items() if kind.mixable)
 
 #: Rows per batch every registered loss needs: each is an in-batch contrastive loss, whose negatives are the
 #: other rows of the batch. With one row an (anchor, positive) pair has no negative, so the loss is a
@@ -58,13 +56,20 @@ class TrainingConfig:
     #: this × its distance (:class:`~st_debias.recipes.callbacks.DecayToStart`; 0: off).
     decay_to_start: float = 0.0
 
+    def rows_wanted(self, processes: int | None = None) -> int:
+        """The rows a run consumes, the one row budget of training, building and the data report: steps × batch
+        size × processes (the batch size is per process; default: torchrun's ``WORLD_SIZE``, else 1)."""
+        if processes is None:
+            processes = int(os.environ.get("WORLD_SIZE", "1"))
+        return self.steps * self.batch_size * processes
+
 
 @dataclass
 class DataConfig:
-    """Which rows to build: ``simcse`` (anchor = positive), ``ipw`` (DebCSE), ``negation`` (OssCSE) or
-    ``minimal_pairs`` (cue-balanced minimal pairs, :class:`st_debias.data.MinimalPairBuilder`); and which rows
-    of other sources to mix in (``mix``: source → share; :func:`st_debias.recipes.data.mix_source_rows`), for
-    the (anchor, positive, negative) kinds."""
+    """Which rows to build: ``kind``, a registered data kind (:data:`st_debias.data.kinds.DATA_KINDS`, each with
+    its ``description``) with its builder's ``options``; and which rows of other sources to mix in (``mix``:
+    source → share, :data:`st_debias.recipes.mix_sources.MIX_SOURCES`), for the kinds whose rows are (anchor,
+    positive, negative)."""
 
     kind: str = "simcse"
     options: dict[str, Any] = field(default_factory=dict)
@@ -213,9 +218,10 @@ def _check_mix(data: DataConfig, where: str) -> None:
             )
     if not data.mix:
         return
-    if data.kind not in MIXABLE_KINDS:
+    if data.kind in DATA_KINDS and not DATA_KINDS[data.kind].mixable:
+        mixable = tuple(name for name, kind in DATA_KINDS.items() if kind.mixable)
         raise ValueError(
-            f"Recipe {where}: data.mix needs (anchor, positive, negative) rows: data.kind one of {MIXABLE_KINDS}, "
+            f"Recipe {where}: data.mix needs (anchor, positive, negative) rows: data.kind one of {mixable}, "
             f"got {data.kind!r}."
         )
     if sum(data.mix.values()) >= 1:

@@ -45,7 +45,7 @@ def _key(recipe: Recipe, sentences: list[str], model: Any, max_rows: int | None 
     from st_debias.fingerprint import model_fingerprint
 
     payload = {
-        "max_rows": max_rows or recipe.training.steps * recipe.training.batch_size,
+        "max_rows": max_rows or recipe.training.rows_wanted(),
         # Mixed-in rows are added after the cache: the key names the built rows only.
         "data": {"kind": recipe.data.kind, "options": recipe.data.options},
         "seed": recipe.training.seed,
@@ -78,7 +78,7 @@ def build_rows(
     source built from ``mix_sentences``, default ``sentences``) then replace their share.
     Returns the dataset and the builder's report (counts, skips with reasons, pair statistics).
     """
-    wanted = max_rows or recipe.training.steps * recipe.training.batch_size
+    wanted = max_rows or recipe.training.rows_wanted()
     rows, report = _built_rows(recipe, sentences, model, cache_dir, show_progress_bar, wanted, num_proc)
     if recipe.data.mix:
         rows, report = mix_rows(

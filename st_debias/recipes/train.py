@@ -264,8 +264,7 @@ def _prepare(
     main_process = is_main_process()
     check_row_sources(corpus, rows, row_columns, training.sentences)
     user = read_user_rows(recipe, rows, row_columns) if rows is not None else None
-    # --batch-size is per process: under torchrun every step consumes batch_size rows on each process.
-    rows_wanted = training.steps * training.batch_size * int(os.environ.get("WORLD_SIZE", "1"))
+    rows_wanted = training.rows_wanted()
     # The rows' source is read before the model loads and the folder is claimed: a bad file leaves nothing behind.
     if user is not None:
         sentences, mix_sentences = [], None
