@@ -1,4 +1,6 @@
-"""What every st_debias loss shares: ``forward`` embeds the columns and hands over to the math."""
+"""What every st_debias loss shares, for those who write one: :class:`EmbeddingLoss` (``forward`` embeds the
+columns and hands over to the math) and a multi-part loss's output (:func:`combine_parts`, :class:`LossParts`,
+:data:`LossOutput`)."""
 
 from __future__ import annotations
 
