@@ -134,6 +134,7 @@ def _quadruple_pair(quadruple: tuple[str, str, str, str]) -> tuple[str, str]:
 
     return antonym_pair(quadruple[0], quadruple[2])
 
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, required=True)

@@ -15,10 +15,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-from benchmarks.harness.provenance import write_table  # noqa: E402
-from st_debias.evaluation import STSSuite  # noqa: E402
-from st_debias.paths import portable_path  # noqa: E402
+from benchmarks.harness.provenance import write_table
+from st_debias.evaluation import STSSuite
+from st_debias.paths import portable_path
 
 TASK = "STSBenchmark-dev"
 

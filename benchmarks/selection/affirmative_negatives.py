@@ -44,6 +44,5 @@ def affirmative_negative_rows(
     return rows, described
 
 
-
 #: The ``negation_meaning_affirmative`` source (an entry point of the lab).
 AFFIRMATIVE_NEGATIVES = MixSource(affirmative_negative_rows, reads_corpus=True)

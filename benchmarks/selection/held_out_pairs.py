@@ -81,7 +81,6 @@ def lexical_pair_rows(
     return meaning_rows(kept), {**described, "kept_quadruples": len(kept), "kept_pairs": len(pairs)}
 
 
-
 #: The ``negation_meaning_half_pairs`` and ``negation_meaning_lexical_pairs`` sources (entry points of the lab).
 HALF_PAIRS = MixSource(half_pair_rows, reads_corpus=True)
 LEXICAL_PAIRS = MixSource(lexical_pair_rows, reads_corpus=True)

@@ -14,6 +14,7 @@ from torch import Tensor, nn
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
+
 class LossParts(dict):
     """The named parts of a loss (``return_parts=True``): a ``dict`` of scalar tensors, as
     SentenceTransformerTrainer expects (it sums them and logs each), that also backpropagates and reads as
