@@ -17,17 +17,15 @@ import argparse
 import hashlib
 import json
 import statistics
-import sys
 from pathlib import Path
 
 import numpy as np
 
-sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-from benchmarks.harness.provenance import LoadWatch, command_line, wait_for_idle, write_stamped_json  # noqa: E402
-from st_debias.data.io.corpus import clean_sentences, read_sentences  # noqa: E402
-from st_debias.data.io.embeddings import encode_corpus  # noqa: E402
-from st_debias.data.ipw.builder import sample_negatives  # noqa: E402
-from st_debias.paths import load_model  # noqa: E402
+from benchmarks.harness.provenance import LoadWatch, command_line, wait_for_idle, write_stamped_json
+from st_debias.data.io.corpus import clean_sentences, read_sentences
+from st_debias.data.io.embeddings import encode_corpus
+from st_debias.data.ipw.builder import sample_negatives
+from st_debias.paths import load_model
 
 FIELDS = ("anchor_ids", "chosen", "cosine", "probability", "pool_sizes")
 

@@ -20,18 +20,16 @@ import argparse
 import json
 import os
 import platform
-import sys
 import time
 from pathlib import Path
 
 import torch
 
-sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-from benchmarks.harness.provenance import LoadWatch, command_line, wait_for_idle, write_stamped_json  # noqa: E402
-from st_debias.data.io.corpus import clean_sentences, read_sentences  # noqa: E402
-from st_debias.data.io.embeddings import encode_shard, merge_shards  # noqa: E402
-from st_debias.data.ipw.builder import sample_negatives  # noqa: E402
-from st_debias.paths import load_model  # noqa: E402
+from benchmarks.harness.provenance import LoadWatch, command_line, wait_for_idle, write_stamped_json
+from st_debias.data.io.corpus import clean_sentences, read_sentences
+from st_debias.data.io.embeddings import encode_shard, merge_shards
+from st_debias.data.ipw.builder import sample_negatives
+from st_debias.paths import load_model
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -13,19 +13,17 @@ from __future__ import annotations
 import argparse
 import json
 import resource
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-from benchmarks.harness.provenance import uptime, write_stamped_json  # noqa: E402
-from st_debias.data.io.corpus import clean_sentences, read_sentences  # noqa: E402
-from st_debias.data.io.embeddings import cache_root, corpus_key, shard_bounds  # noqa: E402
-from st_debias.data.ipw.builder import sample_negatives  # noqa: E402
-from st_debias.fingerprint import model_fingerprint  # noqa: E402
-from st_debias.paths import load_model  # noqa: E402
+from benchmarks.harness.provenance import uptime, write_stamped_json
+from st_debias.data.io.corpus import clean_sentences, read_sentences
+from st_debias.data.io.embeddings import cache_root, corpus_key, shard_bounds
+from st_debias.data.ipw.builder import sample_negatives
+from st_debias.fingerprint import model_fingerprint
+from st_debias.paths import load_model
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -9,14 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-from benchmarks.harness.provenance import uptime, write_stamped_json  # noqa: E402
-from st_debias.data.io.corpus import read_sentences  # noqa: E402
-from st_debias.data.ipw.builder import IPWBuilder  # noqa: E402
-from st_debias.paths import load_model  # noqa: E402
+from benchmarks.harness.provenance import uptime, write_stamped_json
+from st_debias.data.io.corpus import read_sentences
+from st_debias.data.ipw.builder import IPWBuilder
+from st_debias.paths import load_model
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -13,16 +13,13 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import sys
 from collections import Counter
-from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-from benchmarks.harness.provenance import LoadWatch, wait_for_idle, write_stamped_json  # noqa: E402
-from st_debias.data.io.corpus import read_sentences  # noqa: E402
-from st_debias.data.negation.negator import Negator  # noqa: E402
-from st_debias.data.text import words  # noqa: E402
-from st_debias.paths import data_file  # noqa: E402
+from benchmarks.harness.provenance import LoadWatch, wait_for_idle, write_stamped_json
+from st_debias.data.io.corpus import read_sentences
+from st_debias.data.negation.negator import Negator
+from st_debias.data.text import words
+from st_debias.paths import data_file
 
 
 def token_f1(a: str, b: str) -> float:

@@ -21,16 +21,14 @@ import argparse
 import hashlib
 import json
 import multiprocessing
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-from benchmarks.harness.provenance import LoadWatch, command_line, wait_for_idle, write_stamped_json  # noqa: E402
-from st_debias.data.io.corpus import read_sentences  # noqa: E402
-from st_debias.data.kinds import block_builder  # noqa: E402
-from st_debias.data.parallel import BLOCK_SIZE, build_blocks, finish_blocks  # noqa: E402
+from benchmarks.harness.provenance import LoadWatch, command_line, wait_for_idle, write_stamped_json
+from st_debias.data.io.corpus import read_sentences
+from st_debias.data.kinds import block_builder
+from st_debias.data.parallel import BLOCK_SIZE, build_blocks, finish_blocks
 
 KINDS = ("negation", "minimal_pairs", "syntactic")
 PROJECTED_CORES = (1, 2, 16, 64)

@@ -28,11 +28,10 @@ import statistics
 import sys
 from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-from benchmarks.harness.provenance import write_stamped_json  # noqa: E402
-from benchmarks.harness.runner import ARCHIVE, result_files, train_and_record  # noqa: E402
-from st_debias.evaluation.entries import CONT_OPPN_PARTS, cont_oppn_part, eligible_cont_oppn  # noqa: E402
-from st_debias.files import atomic_write_text  # noqa: E402
+from benchmarks.harness.provenance import write_stamped_json
+from benchmarks.harness.runner import ARCHIVE, result_files, train_and_record
+from st_debias.evaluation.entries import CONT_OPPN_PARTS, cont_oppn_part, eligible_cont_oppn
+from st_debias.files import atomic_write_text
 
 RESULTS = Path(__file__).resolve().parent / "results"
 TRANSFER = "transfer avg"
@@ -114,7 +113,9 @@ def add_transfer(block: dict | None, model: str | Path, tasks: str, quiet: bool)
     block.setdefault("sources", {})["transfer"] = result["sources"]
 
 
-def _metrics(entry: dict) -> dict[str, float | None]:
+def score_metrics(entry: dict) -> dict[str, float | None]:
+    """The STS averages and sets, the STS-B Cont/Oppn split, the CANNOT cosine and the transfer averages of
+    ``entry``'s trained model."""
     result = entry["after"]
     bias = result.get("bias", {})
     negation = bias.get("negation", {})
@@ -134,7 +135,7 @@ def _metrics(entry: dict) -> dict[str, float | None]:
     }
 
 
-def _bias_metrics(entry: dict) -> dict[str, float | None]:
+def bias_metrics(entry: dict) -> dict[str, float | None]:
     """Cont/Oppn per dataset, the two Oppn sides of STS-B (mean cosine) and the word-order probe."""
     result = entry["after"]
     out: dict[str, float | None] = {}
@@ -183,7 +184,7 @@ def _table(rows: dict[str, list[dict]], start: dict, start_name: str, order: lis
             mean = statistics.fmean(values) if values else None
             spread = statistics.pstdev(values) if len(values) > 1 else None
             summary.setdefault(recipe, {})[name] = {"mean": mean, "std": spread, "n": len(values)}
-            cell = _fmt(mean, name) + (f" ± {spread:.2f}" if spread is not None and not _three_decimals(name) else "")
+            cell = _fmt(mean, name) + (f" ± {spread:.2f}" if spread is not None and not three_decimals(name) else "")
             if name in (TRANSFER, TRANSFER_SELECTION) and _below_start(runs, name, mean, start):
                 cell += " (below start)"
             cells.append(cell)
@@ -219,14 +220,14 @@ def write_table() -> Path:
     by_recipe_transfer: dict[str, list[dict]] = {}
     for entry in entries:
         own_start = _transfer_metrics({"after": entry["before"]})
-        by_recipe.setdefault(entry["recipe"], []).append({**_metrics(entry), OWN_START: own_start})
-        by_recipe_bias.setdefault(entry["recipe"], []).append(_bias_metrics(entry))
+        by_recipe.setdefault(entry["recipe"], []).append({**score_metrics(entry), OWN_START: own_start})
+        by_recipe_bias.setdefault(entry["recipe"], []).append(bias_metrics(entry))
         by_recipe_transfer.setdefault(entry["recipe"], []).append({**_transfer_metrics(entry), OWN_START: own_start})
     # The start model's row: an evaluation that has every probe (older files predate the word-order probe).
     probed = [e["before"] for e in entries if "word_order" in e["before"].get("bias", {})] or [entries[0]["before"]]
     before = next((b for b in probed if "transfer" in b), probed[0])
-    start = _metrics({"after": before})
-    start_bias = _bias_metrics({"after": before})
+    start = score_metrics({"after": before})
+    start_bias = bias_metrics({"after": before})
     order = [r for r in ("simcse", "focal", "dclr", "debcse", "osscse", "osscse-dropout", "st-debias") if r in by_recipe]
     order += sorted(set(by_recipe) - set(order))
     start_name = Path(before["model"].removesuffix(" (start)")).name
@@ -299,7 +300,7 @@ def write_table() -> Path:
     return RESULTS / "compare.md"
 
 
-def _three_decimals(name: str) -> bool:
+def three_decimals(name: str) -> bool:
     """Cosines and the negation-meaning shares are shown to three decimals, without a ± (STS: two, with ±)."""
     return "cosine" in name or name.startswith("neg. meaning")
 
@@ -307,7 +308,7 @@ def _three_decimals(name: str) -> bool:
 def _fmt(value, name: str) -> str:
     if value is None:
         return "–"
-    return f"{value:.3f}" if _three_decimals(name) else f"{value:.2f}"
+    return f"{value:.3f}" if three_decimals(name) else f"{value:.2f}"
 
 
 def _plot(order: list[str], summary: dict, start: dict, own_start: dict[str, float] | None = None) -> None:

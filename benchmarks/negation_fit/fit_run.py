@@ -20,7 +20,6 @@ start and trained models score every row's gap and the quadruples' (ii) in eval 
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -29,12 +28,16 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from benchmarks.harness.provenance import command_line, write_stamped_json
+from benchmarks.negation_fit.rows import (
+    GROUPS,
+    quadruple_cosines,
+    recipe_at,
+    row_gaps,
+    row_groups,
+    training_rows,
+)
 from st_debias.recipes.callbacks import GradientShareCallback
-
-sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-from rows import GROUPS, quadruple_cosines, recipe_at, row_gaps, row_groups, training_rows  # noqa: E402
-
-from benchmarks.harness.provenance import command_line, write_stamped_json  # noqa: E402
 
 
 class GradientAlignment(GradientShareCallback):

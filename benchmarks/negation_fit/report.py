@@ -9,16 +9,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-from rows import GROUPS  # noqa: E402
-
-from benchmarks.harness.provenance import write_table  # noqa: E402
+from benchmarks.harness.provenance import write_table
+from benchmarks.negation_fit.rows import GROUPS
 
 RESULTS = Path(__file__).resolve().parent / "results"
 LABELS = {"other_word": "other word", "prefixed": "prefixed", "minimal_pair": "minimal pairs"}

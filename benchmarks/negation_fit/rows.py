@@ -13,15 +13,13 @@ s(anchor, positive) − s(anchor, negative) against the hinge window [α, β] (i
 from __future__ import annotations
 
 import argparse
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-from benchmarks.harness.provenance import command_line, write_stamped_json  # noqa: E402
+from benchmarks.harness.provenance import command_line, write_stamped_json
 
 #: Row groups, in the order the tables show them: negation-meaning rows by antonym kind, then the minimal pairs.
 GROUPS = ("other_word", "prefixed", "minimal_pair")

@@ -14,7 +14,7 @@ s is the student's cosine (dropout on), t the teacher's, on every row of the bat
 negation-meaning rows, where the teacher knows which words are opposites. The teacher embeds the text the
 student's token ids decode to, once per text (``TeacherStructureMarginLoss.teacher_embeddings``).
 
-:func:`register` adds the class to the recipe loss registry (``select_dev.py`` calls it).
+The lab's entry points (``benchmarks/pyproject.toml``) add the class to the recipe loss registry.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from torch import Tensor
 from benchmarks.selection.teacher_structure import STRUCTURE_COLUMNS, TeacherStructureMarginLoss
 from st_debias import core
 from st_debias.losses import MarginNegationLoss
-from st_debias.losses._base import LossOutput, combine_parts
+from st_debias.losses.base import LossOutput, combine_parts
 
 DISTILL = ("margin_mse", "kl_div")
 
@@ -92,10 +92,3 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
         config = {**super().get_config_dict(), "distill": self.distill, "temperature": self.distill_temperature}
         config.pop("teacher_pairs", None)
         return config
-
-
-def register() -> None:
-    """Add ``TeacherDistillMarginLoss`` to the recipe loss registry (for lab recipes)."""
-    from st_debias.recipes import losses
-
-    losses.LOSSES["TeacherDistillMarginLoss"] = f"{__name__}:TeacherDistillMarginLoss"

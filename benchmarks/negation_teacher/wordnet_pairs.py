@@ -125,17 +125,14 @@ def wordnet_half_rows(
     }
 
 
+#: The ``negation_meaning_wordnet_half`` source (an entry point of the lab).
+WORDNET_HALF = MixSource(wordnet_half_rows, reads_corpus=True)
+
+
 def _quadruple_pair(quadruple: tuple[str, str, str, str]) -> tuple[str, str]:
     from benchmarks.selection.held_out_pairs import antonym_pair
 
     return antonym_pair(quadruple[0], quadruple[2])
-
-
-def register() -> None:
-    """Add ``negation_meaning_wordnet_half`` to the recipe mix registry (for lab recipes)."""
-    from st_debias.recipes import mix_sources
-
-    mix_sources.MIX_SOURCES[SOURCE] = MixSource(wordnet_half_rows, reads_corpus=True)
 
 
 def main(argv: list[str] | None = None) -> int:

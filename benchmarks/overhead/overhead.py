@@ -25,9 +25,8 @@ from pathlib import Path
 
 import torch
 
-sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-from benchmarks.harness.provenance import command_line, stamp, uptime, write_stamped_json  # noqa: E402
-from st_debias.files import atomic_write_text  # noqa: E402
+from benchmarks.harness.provenance import command_line, stamp, uptime, write_stamped_json
+from st_debias.files import atomic_write_text
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

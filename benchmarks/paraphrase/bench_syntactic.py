@@ -17,18 +17,16 @@ import importlib
 import json
 import os
 import random
-import sys
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
 import numpy as np
 
-sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-from benchmarks.harness.provenance import command_line, uptime, write_stamped_json  # noqa: E402
-from st_debias.data.paraphrase.syntactic import RULES, SyntacticParaphraser  # noqa: E402
-from st_debias.data.text import match_error_rate  # noqa: E402
-from st_debias.paths import data_file, load_model  # noqa: E402
+from benchmarks.harness.provenance import command_line, uptime, write_stamped_json
+from st_debias.data.paraphrase.syntactic import RULES, SyntacticParaphraser
+from st_debias.data.text import match_error_rate
+from st_debias.paths import data_file, load_model
 
 
 def load_sentences(n: int, skip: int = 0) -> list[str]:

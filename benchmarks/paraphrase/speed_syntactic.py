@@ -17,10 +17,9 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-from benchmarks.harness.provenance import LoadWatch, command_line, wait_for_idle, write_stamped_json  # noqa: E402
-from st_debias.data.io.corpus import read_sentences  # noqa: E402
-from st_debias.data.paraphrase.syntactic import SyntacticParaphraser  # noqa: E402
+from benchmarks.harness.provenance import LoadWatch, command_line, wait_for_idle, write_stamped_json
+from st_debias.data.io.corpus import read_sentences
+from st_debias.data.paraphrase.syntactic import SyntacticParaphraser
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -37,9 +37,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-from benchmarks.harness.provenance import stamp, uptime, write_stamped_json  # noqa: E402
-from st_debias.files import atomic_write_text  # noqa: E402
+from benchmarks.harness.provenance import stamp, uptime, write_stamped_json
+from st_debias.files import atomic_write_text
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]

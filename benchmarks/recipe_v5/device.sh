@@ -4,7 +4,7 @@
 # parts over consecutive calls (`stage`; each call within the machine's 30 s idle window of the last),
 # unpacked once (`setup`), then used by `select` runs (the same scripts as on the CPU):
 #
-#   bash benchmarks/recipe_v5/device.sh pack rows/ENTRY...  # here: model in two parts, wheels, data, rows, git
+#   bash benchmarks/recipe_v5/device.sh pack rows/ENTRY...  # here: model in two parts, wheels (the lab's too), data, rows, git
 #   bash benchmarks/recipe_v5/device.sh stage       # there, once per call that carries a part
 #   bash benchmarks/recipe_v5/device.sh setup       # there: assemble the model, install wheels, unpack
 #   bash benchmarks/recipe_v5/device.sh select OUT_DIR STEPS EVAL_STEPS TRANSFER SEED CONFIG...
@@ -18,7 +18,9 @@ STAGE="$HOME/st_debias_stage"
 ROOT="$HOME/st_debias"
 
 environment() {
-  export PYTHONPATH="$ROOT/site:$PWD" ST_DEBIAS_DATA="$ROOT/data" ST_DEBIAS_CACHE="$ROOT/cache"
+  # The tree stands in for the editable installs of st_debias and the lab (the machine cannot build them), ahead
+  # of the site folder; the lab wheel there carries the entry points of its losses and data.mix sources.
+  export PYTHONPATH="$PWD:$ROOT/site" ST_DEBIAS_DATA="$ROOT/data" ST_DEBIAS_CACHE="$ROOT/cache"
   export HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false PYTHONUNBUFFERED=1
   export GIT_DIR="$ROOT/git.bare" GIT_WORK_TREE="$PWD"
 }
@@ -41,6 +43,7 @@ case "${1:-}" in
     python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
       --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
       -d .gpu/p2/whl datasets==5.2.0 dill==0.4.1 multiprocess==0.70.19 rapidfuzz==3.14.6 sentence-transformers==6.2.0
+    python -m pip wheel -q --no-deps -w .gpu/p2/whl ./benchmarks  # the lab's entry points
     du -sb .gpu/p1 .gpu/p2 .gpu/p3
     ;;
   stage)

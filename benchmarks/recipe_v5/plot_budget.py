@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-from benchmarks.harness.provenance import write_stamped_json  # noqa: E402
-from benchmarks.harness.runner import result_files  # noqa: E402
-from st_debias.files import atomic_write_text  # noqa: E402
+from benchmarks.harness.provenance import write_stamped_json
+from benchmarks.harness.runner import result_files
+from st_debias.files import atomic_write_text
 
 METRIC = "eval_sts-dev_spearman_cosine"
 

@@ -16,13 +16,11 @@ provenance stamp. The wall time counts the evaluation only, not loading the mode
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-from benchmarks.harness.provenance import command_line, stamp, uptime, write_stamped_json  # noqa: E402
-from benchmarks.harness.trained import load_trained, recipe_file_of  # noqa: E402
+from benchmarks.harness.provenance import command_line, stamp, uptime, write_stamped_json
+from benchmarks.harness.trained import load_trained, recipe_file_of
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-from benchmarks.harness.provenance import write_stamped_json  # noqa: E402
-from st_debias.files import atomic_write_text  # noqa: E402
+from benchmarks.harness.provenance import write_stamped_json
+from st_debias.files import atomic_write_text
 
 RESULTS = Path(__file__).resolve().parent / "results"
 COLUMNS = {

@@ -13,13 +13,11 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root
-from benchmarks.compare.compare import _bias_metrics, _metrics, _three_decimals  # noqa: E402
-from benchmarks.harness.provenance import write_stamped_json  # noqa: E402
-from st_debias.files import atomic_write_text  # noqa: E402
+from benchmarks.compare.compare import bias_metrics, score_metrics, three_decimals
+from benchmarks.harness.provenance import write_stamped_json
+from st_debias.files import atomic_write_text
 
 HERE = Path(__file__).resolve().parent
 COMPARE = HERE.parents[0] / "compare" / "results" / "100-steps"
@@ -42,7 +40,7 @@ TARGETS = {
 def figures(evaluation: dict) -> dict[str, float]:
     """:data:`FIGURES` of one evaluation entry (a run's ``before`` or ``after``), read by ``compare.py``'s tables."""
     entry = {"after": evaluation}
-    table = {**_metrics(entry), **_bias_metrics(entry)}
+    table = {**score_metrics(entry), **bias_metrics(entry)}
     return {name: table[name] for name in FIGURES}
 
 
@@ -89,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         "|---|---:|" + "---:|" * (len(seeds) + 1) + "---|---|",
     ]
     for name in after[0]:
-        decimals = 3 if _three_decimals(name) else 2
+        decimals = 3 if three_decimals(name) else 2
         values = [figures_[name] for figures_ in after]
         mean = statistics.fmean(values)
         met_each = [_target(name, v, b[name], other_means) for v, b in zip(values, before, strict=True)]

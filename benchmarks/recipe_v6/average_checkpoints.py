@@ -23,12 +23,9 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-sys.path.append(str(Path(__file__).resolve().parents[1] / "selection"))  # select_dev, dev_probes, lab recipes
-from benchmarks.harness.provenance import write_table  # noqa: E402
+from benchmarks.harness.provenance import write_table
 
 AVERAGE = re.compile(r"^(\d+):(\d+)$")
 COLUMNS = (  # (key, header, digits)
@@ -137,9 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.out.parent.is_dir():
         parser.error(f"--out {args.out}: no folder {args.out.parent}")
 
-    import select_dev
-    from dev_probes import negation_meaning_scores
-
+    from benchmarks.selection import select_dev
+    from benchmarks.selection.dev_probes import negation_meaning_scores
     from st_debias.evaluation import EmbeddingCache
     from st_debias.recipes.train import load_start_model
 

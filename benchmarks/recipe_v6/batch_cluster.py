@@ -25,12 +25,9 @@ The rows are built (or read from the row cache) exactly as training builds them 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-sys.path.append(str(Path(__file__).resolve().parents[1] / "selection"))  # the lab losses and mix sources
-from benchmarks.harness.provenance import write_table  # noqa: E402
+from benchmarks.harness.provenance import write_table
 
 BATCH = 64
 LENGTH = 32
@@ -56,7 +53,7 @@ def negated_rows(rows, chunk: range) -> list[int]:
 
 def batch_excess(model, rows, chunk: range, negated: list[int], train_mode: bool) -> tuple[float, float | None]:
     """e over the whole batch and over its ``negated`` rows (None for fewer than two)."""
-    from cluster_cap import cluster_excess
+    from benchmarks.selection.cluster_cap import cluster_excess
 
     anchors, negatives = rows["anchor"], rows[rows.column_names[2]]
     a = embed(model, [anchors[i] for i in chunk], train_mode)
@@ -134,14 +131,6 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--out must name a .md file, got {args.out}")
     if args.batches < 1:
         parser.error(f"--batches must be at least 1, got {args.batches}")
-
-    import affirmative_negatives
-    import cluster_cap
-    import column_views
-    import deshared_margin
-
-    for module in (column_views, deshared_margin, cluster_cap, affirmative_negatives):
-        module.register()  # a lab recipe may name a lab loss or mix source
 
     from benchmarks.harness.trained import load_trained
     from st_debias.data.kinds import DATA_KINDS

@@ -13,14 +13,11 @@ Scored with :meth:`st_debias.evaluation.STSSuite.subset_scores`, for saved model
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.append(str(ROOT))  # for benchmarks.harness
-from benchmarks.harness.provenance import write_table  # noqa: E402
-from st_debias.evaluation import STSSuite  # noqa: E402
-from st_debias.paths import portable_path  # noqa: E402
+from benchmarks.harness.provenance import write_table
+from st_debias.evaluation import STSSuite
+from st_debias.paths import portable_path
 
 TASK = "STSBenchmark-dev"
 

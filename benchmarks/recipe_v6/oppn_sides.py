@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-from benchmarks.harness.provenance import write_table  # noqa: E402
+from benchmarks.harness.provenance import write_table
 
 HERE = Path(__file__).resolve().parent
 HIGH, LOW = "dev_oppn_side/high_overlap_low_score", "dev_oppn_side/low_overlap_high_score"

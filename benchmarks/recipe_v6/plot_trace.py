@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-from benchmarks.harness.provenance import write_stamped_json  # noqa: E402
-from benchmarks.recipe_v5.plot_budget import curves  # noqa: E402
-from st_debias.files import atomic_write_text  # noqa: E402
+from benchmarks.harness.provenance import write_stamped_json
+from benchmarks.recipe_v5.plot_budget import curves
+from st_debias.files import atomic_write_text
 
 #: (log key, start.json key, label, higher is better) for each panel after STS-B dev.
 PANELS = (

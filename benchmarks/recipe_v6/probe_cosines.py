@@ -33,14 +33,11 @@ model's change from the start model by how many of those rows' quadruples use th
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
 
-sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-sys.path.append(str(Path(__file__).resolve().parents[1] / "selection"))  # column_views, for lab recipes
-from benchmarks.harness.provenance import write_table  # noqa: E402
+from benchmarks.harness.provenance import write_table
 
 
 def item_gaps(cache, items) -> tuple[np.ndarray, np.ndarray]:
@@ -130,8 +127,7 @@ def items_with_training_pairs(corpus_lines: int) -> dict:
     lines of the corpus."""
     from collections import Counter
 
-    from held_out_pairs import antonym_pair
-
+    from benchmarks.selection.held_out_pairs import antonym_pair
     from st_debias.data.io.corpus import read_sentences
     from st_debias.evaluation import load_negation_meaning_items
     from st_debias.recipes.mix_sources import negation_meaning_quadruples
@@ -156,8 +152,7 @@ PAIR_FREQUENCY = (("0", 0, 0), ("1–9", 1, 9), ("10–29", 10, 29), ("30 or mor
 
 def training_half_items() -> np.ndarray:
     """Which probe items have an antonym pair in the training half of ``negation_meaning_half_pairs``."""
-    from held_out_pairs import antonym_pair, in_training_half
-
+    from benchmarks.selection.held_out_pairs import antonym_pair, in_training_half
     from st_debias.evaluation import load_negation_meaning_items
 
     items = load_negation_meaning_items()
@@ -210,12 +205,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.out.suffix != ".md":
         parser.error(f"--out must name a .md file, got {args.out}")
 
-    from column_views import register
-
     from benchmarks.harness.trained import load_trained
     from st_debias.paths import load_model
 
-    register()  # a lab recipe in a model folder may name the lab loss
     print("[probe_cosines] scoring the start model", flush=True)
     halves = training_half_items() if args.pair_halves else None
     from st_debias.evaluation import load_negation_meaning_items

@@ -15,13 +15,10 @@ and the same rows, stamped, next to it as JSON.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-sys.path.append(str(Path(__file__).resolve().parents[1] / "selection"))  # dev_probes
-from benchmarks.harness.provenance import write_table  # noqa: E402
-from benchmarks.recipe_v6.average_checkpoints import direction_table  # noqa: E402
+from benchmarks.harness.provenance import write_table
+from benchmarks.recipe_v6.average_checkpoints import direction_table
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,9 +32,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.out.parent.is_dir():
         parser.error(f"--out {args.out}: no folder {args.out.parent}")
 
-    from dev_probes import negation_meaning_scores
     from sentence_transformers import SentenceTransformer
 
+    from benchmarks.selection.dev_probes import negation_meaning_scores
     from st_debias.evaluation import EmbeddingCache, load_negation_meaning_items
     from st_debias.recipes.train import load_start_model
 

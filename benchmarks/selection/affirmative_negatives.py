@@ -13,8 +13,8 @@ hold no negation cue; each affirmative sentence is the positive of one row and t
 they could teach instead is "the candidate that shares the anchor's content word is the farther one", an
 overlap cue: the Oppn split of STS-B dev is where that would show.
 
-:func:`register` adds the source to the recipe mix registry, so that a lab recipe YAML can name it
-(``select_dev.py`` calls it).
+The lab's entry points (``benchmarks/pyproject.toml``) add the source to the recipe mix registry, so
+that a lab recipe YAML can name it.
 """
 
 from __future__ import annotations
@@ -44,9 +44,5 @@ def affirmative_negative_rows(
     return rows, described
 
 
-def register() -> None:
-    """Add ``negation_meaning_affirmative`` to the recipe mix registry (for lab recipes; the library's docs list only
-    its own sources)."""
-    from st_debias.recipes import mix_sources
-
-    mix_sources.MIX_SOURCES[SOURCE] = MixSource(affirmative_negative_rows, reads_corpus=True)
+#: The ``negation_meaning_affirmative`` source (an entry point of the lab).
+AFFIRMATIVE_NEGATIVES = MixSource(affirmative_negative_rows, reads_corpus=True)

@@ -31,12 +31,11 @@ class ProbeAtEval(TrainerCallback):
         return f"ProbeAtEval(length={self.length})"
 
     def on_evaluate(self, args, state, control, model=None, **kwargs):
-        from dev_probes import negation_meaning_scores, word_order_scores
-
+        from benchmarks.selection.dev_probes import negation_meaning_scores, word_order_scores
         from st_debias.evaluation import EmbeddingCache
-        from st_debias.recipes.train import _training_length  # sets a length for the block, then restores it
+        from st_debias.recipes.train import training_length  # sets a length for the block, then restores it
 
-        with _training_length(model, self.length):
+        with training_length(model, self.length):
             cache = EmbeddingCache(model)
             scores = {**negation_meaning_scores(cache), **word_order_scores(cache)}
         # Saved with the checkpoint that follows, so a resumed run keeps the earlier steps' figures.

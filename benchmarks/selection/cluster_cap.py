@@ -33,8 +33,8 @@ Dropout lowers the figure (``batch_cluster.py``): with ``reference_dropout=True`
 on, as the trained model does while the term acts, so that the cap compares like with like. Cost: the anchor and
 negation columns embedded once more by the reference, without gradients.
 
-:func:`register` adds the class to the recipe loss registry, so that a lab recipe YAML can name it
-(``select_dev.py`` calls it).
+The lab's entry points (``benchmarks/pyproject.toml``) add the class to the recipe loss registry, so
+that a lab recipe YAML can name it.
 """
 
 from __future__ import annotations
@@ -48,9 +48,9 @@ from torch import Tensor
 
 from st_debias import core
 from st_debias.losses import MarginNegationLoss
-from st_debias.losses._base import LossOutput, combine_parts
+from st_debias.losses.base import LossOutput, combine_parts
 from st_debias.losses.margin_negation import Contrastive
-from st_debias.losses.similarity_preservation import _model_inputs
+from st_debias.losses.similarity_preservation import model_inputs
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -160,7 +160,7 @@ class ClusterCapMarginLoss(MarginNegationLoss):
             raise ValueError("ClusterCapMarginLoss: no reference model (pass model= or reference=).")
         device = next(reference.parameters()).device
         with torch.no_grad():
-            anchor, negation = (reference(_model_inputs(f, device))["sentence_embedding"]
+            anchor, negation = (reference(model_inputs(f, device))["sentence_embedding"]
                                 for f in (anchor_features, negation_features))
             if rows is not None:
                 anchor, negation = anchor[rows.to(device)], negation[rows.to(device)]
@@ -210,11 +210,3 @@ class ClusterCapMarginLoss(MarginNegationLoss):
     def get_config_dict(self) -> dict[str, Any]:
         return {**super().get_config_dict(), "cap_weight": self.cap_weight, "cap_rows": self.cap_rows,
                 "reference_dropout": self.reference_dropout, "cap_shape": self.cap_shape}
-
-
-def register() -> None:
-    """Add ``ClusterCapMarginLoss`` to the recipe loss registry (for lab recipes; the library's docs list only its
-    own losses)."""
-    from st_debias.recipes import losses
-
-    losses.LOSSES["ClusterCapMarginLoss"] = f"{__name__}:ClusterCapMarginLoss"

@@ -11,8 +11,8 @@ which the library now has as ``MarginNegationLoss(dropout_columns=view_columns, 
 class keeps the lab recipes' names (``view_columns``, ``view_weight``) and maps them onto it, so that the
 committed lab YAMLs still load and train the same loss.
 
-:func:`register` adds the class to the recipe loss registry, so that a lab recipe YAML can name it
-(``select_dev.py`` calls it).
+The lab's entry points (``benchmarks/pyproject.toml``) add the class to the recipe loss registry, so
+that a lab recipe YAML can name it.
 """
 
 from __future__ import annotations
@@ -64,11 +64,3 @@ class ColumnViewsMarginLoss(MarginNegationLoss):
         config = super().get_config_dict()
         renamed = {"dropout_columns": "view_columns", "contrastive_weight": "view_weight"}
         return {renamed.get(k, k): v for k, v in config.items() if k != "contrastive"}
-
-
-def register() -> None:
-    """Add ``ColumnViewsMarginLoss`` to the recipe loss registry (for lab recipes; the library's docs list only
-    its own losses)."""
-    from st_debias.recipes import losses
-
-    losses.LOSSES["ColumnViewsMarginLoss"] = f"{__name__}:ColumnViewsMarginLoss"

@@ -17,8 +17,9 @@ margin must be met by what is particular to each row. Everything else is ``Margi
 part l_c included; the negation never enters it). A batch of one row has no common direction apart from its own
 difference (ñ = a); the loss is meant for training batches of many rows from several families.
 
-:func:`register` adds the class to the recipe loss registry, so that a lab recipe YAML can name it
-(``select_dev.py`` calls it), with ``DesharedColumnViewsLoss``: the same margin under ``ColumnViewsMarginLoss``'s
+The lab's entry points (``benchmarks/pyproject.toml``) add the class to the recipe loss registry, so
+that a lab recipe YAML can name it,
+with ``DesharedColumnViewsLoss``: the same margin under ``ColumnViewsMarginLoss``'s
 views (``column_views.py``); ``EarlyViewsDesharedLoss``, those views over the first training steps only; and
 ``DesharedClusterCapLoss``, the same margin beside ``ClusterCapMarginLoss``'s cap or hold on the negated rows' cluster
 (``cluster_cap.py``).
@@ -30,12 +31,12 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import torch
-from cluster_cap import ClusterCapMarginLoss
-from column_views import ColumnViewsMarginLoss
 from torch import Tensor
 
+from benchmarks.selection.cluster_cap import ClusterCapMarginLoss
+from benchmarks.selection.column_views import ColumnViewsMarginLoss
 from st_debias.losses import MarginNegationLoss
-from st_debias.losses._base import LossOutput
+from st_debias.losses.base import LossOutput
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -133,12 +134,3 @@ class DesharedClusterCapLoss(ClusterCapMarginLoss, DesharedMarginLoss):
     model on the same rows) whose margin is ``DesharedMarginLoss``'s. The cap sees the negations as they are; only the
     margin scores them deshared: it separates by what is particular to each row, which a hold on the cluster does not
     bound (under the plain margin, the hold left the margin nothing to separate with)."""
-
-
-def register() -> None:
-    """Add ``DesharedMarginLoss``, ``DesharedColumnViewsLoss``, ``DesharedClusterCapLoss`` and
-    ``EarlyViewsDesharedLoss`` to the recipe loss registry (for lab recipes; the library's docs list only its own losses)."""
-    from st_debias.recipes import losses
-
-    for name in ("DesharedMarginLoss", "DesharedColumnViewsLoss", "DesharedClusterCapLoss", "EarlyViewsDesharedLoss"):
-        losses.LOSSES[name] = f"{__name__}:{name}"

@@ -25,13 +25,11 @@ import functools
 import itertools
 import json
 import random
-import sys
 from pathlib import Path
 
 import numpy as np
 
-sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-from benchmarks.harness.provenance import write_stamped_json  # noqa: E402
+from benchmarks.harness.provenance import write_stamped_json
 
 HERE = Path(__file__).resolve().parent
 MINIMAL_PAIR_LINES = (180_000, 181_500)

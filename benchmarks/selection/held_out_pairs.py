@@ -17,8 +17,8 @@ its prefixed form ("able"/"unable", "possible"/"impossible"; :func:`st_debias.da
 "X is unA" share the word's stem, and the rows can teach that a negation matches the sentence that repeats its
 word with a prefix.
 
-:func:`register` adds the sources to the recipe mix registry, so that a lab recipe YAML can name them
-(``select_dev.py`` calls it).
+The lab's entry points (``benchmarks/pyproject.toml``) add the sources to the recipe mix registry, so
+that a lab recipe YAML can name them.
 """
 
 from __future__ import annotations
@@ -81,10 +81,6 @@ def lexical_pair_rows(
     return meaning_rows(kept), {**described, "kept_quadruples": len(kept), "kept_pairs": len(pairs)}
 
 
-def register() -> None:
-    """Add ``negation_meaning_half_pairs`` and ``negation_meaning_lexical_pairs`` to the recipe mix registry (for
-    lab recipes; the library's docs list only its own sources)."""
-    from st_debias.recipes import mix_sources
-
-    mix_sources.MIX_SOURCES[SOURCE] = MixSource(half_pair_rows, reads_corpus=True)
-    mix_sources.MIX_SOURCES[LEXICAL_SOURCE] = MixSource(lexical_pair_rows, reads_corpus=True)
+#: The ``negation_meaning_half_pairs`` and ``negation_meaning_lexical_pairs`` sources (entry points of the lab).
+HALF_PAIRS = MixSource(half_pair_rows, reads_corpus=True)
+LEXICAL_PAIRS = MixSource(lexical_pair_rows, reads_corpus=True)

@@ -22,15 +22,12 @@ STS-B dev against each bias axis, the interpolation path beside the checkpoints 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-from select_dev import dev_scores, start_scores  # noqa: E402
-
-from benchmarks.harness.provenance import stamp, uptime, write_stamped_json  # noqa: E402
-from st_debias.progress import announce  # noqa: E402
+from benchmarks.harness.provenance import stamp, uptime, write_stamped_json
+from benchmarks.selection.select_dev import dev_scores, start_scores
+from st_debias.progress import announce
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "interpolation"

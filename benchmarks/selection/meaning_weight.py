@@ -15,8 +15,8 @@ rows of the ``negation_meaning`` source and of the lab's ``negation_meaning_affi
 minimal pairs has it), else 1. The rows are told apart from their token ids, decoded with the model's tokenizer.
 Everything else is ``MarginNegationLoss``.
 
-:func:`register` adds the class to the recipe loss registry, so that a lab recipe YAML can name it
-(``select_dev.py`` calls it).
+The lab's entry points (``benchmarks/pyproject.toml``) add the class to the recipe loss registry, so
+that a lab recipe YAML can name it.
 """
 
 from __future__ import annotations
@@ -106,11 +106,3 @@ class MeaningWeightedMarginLoss(MarginNegationLoss):
 
     def get_config_dict(self) -> dict[str, Any]:
         return {**super().get_config_dict(), "meaning_weight": self.meaning_weight}
-
-
-def register() -> None:
-    """Add ``MeaningWeightedMarginLoss`` to the recipe loss registry (for lab recipes; the library's docs list only
-    its own losses)."""
-    from st_debias.recipes import losses
-
-    losses.LOSSES["MeaningWeightedMarginLoss"] = f"{__name__}:MeaningWeightedMarginLoss"

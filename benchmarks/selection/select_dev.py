@@ -30,15 +30,12 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-sys.path.append(str(Path(__file__).resolve().parent))  # the lab modules beside this script, imported where used
-from benchmarks.harness.provenance import stamp, write_stamped_json  # noqa: E402
-from benchmarks.harness.runner import result_files, reusable, train_and_record  # noqa: E402
-from benchmarks.harness.trained import load_trained, recipe_file_of  # noqa: E402
-from st_debias.files import atomic_write_text  # noqa: E402
+from benchmarks.harness.provenance import stamp, write_stamped_json
+from benchmarks.harness.runner import result_files, reusable, train_and_record
+from benchmarks.harness.trained import load_trained, recipe_file_of
+from st_debias.files import atomic_write_text
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
@@ -61,7 +58,7 @@ def dev_scores(model) -> dict[str, float | None]:
     split = cont_oppn_scores(dev, cos)
     pairs = load_negation_pairs(limit=HELDOUT[1])
     sentences, negations = pairs.sentences[HELDOUT[0] :], pairs.negations[HELDOUT[0] :]
-    from dev_probes import dev_probe_scores
+    from benchmarks.selection.dev_probes import dev_probe_scores
 
     transfer = {}
     if TRANSFER != "none":
@@ -89,9 +86,8 @@ def dev_scores(model) -> dict[str, float | None]:
 
 
 def run_one(path: str, seed: int, args: argparse.Namespace) -> Path:
-    from checkpoint_probe import ConstantRate, KeepWeights, ProbeAtEval
-    from low_rank import LowRankAdapters
-
+    from benchmarks.selection.checkpoint_probe import ConstantRate, KeepWeights, ProbeAtEval
+    from benchmarks.selection.low_rank import LowRankAdapters
     from st_debias.recipes import load_recipe, override
     from st_debias.recipes.train import load_start_model
 
@@ -318,25 +314,6 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--lora-rank must be >= 0 (0 = off), got {args.lora_rank}")
     if args.lora_rank and args.keep_weights:
         parser.error("--keep-weights with --lora-rank: the checkpoints hold the adapters only, not a model to score")
-    import affirmative_negatives
-    import cluster_cap
-    import column_views
-    import deshared_margin
-    import held_out_pairs
-    import meaning_weight
-    import teacher_structure
-
-    from benchmarks.negation_teacher import distill_margin, wordnet_pairs
-
-    distill_margin.register()
-    wordnet_pairs.register()
-    column_views.register()  # the lab losses a variant's YAML may name
-    deshared_margin.register()
-    cluster_cap.register()
-    meaning_weight.register()
-    teacher_structure.register()
-    affirmative_negatives.register()  # and the lab mix sources
-    held_out_pairs.register()
     check_inputs(parser, args)
     if not args.table:
         start_scores()

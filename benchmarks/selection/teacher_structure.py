@@ -24,8 +24,9 @@ only, so a lab loss embeds them on its first sight of each text instead. The bat
 ``st_debias.core.similarity_drift``, the core of ``SimilarityPreservation``, which compares the anchors only and
 needs a reference with the student's tokenizer.
 
-:func:`register` adds the class to the recipe loss registry (``select_dev.py`` calls it), so a lab recipe YAML can
-name it with ``teacher: <model path>``.
+The lab's entry points (``benchmarks/pyproject.toml``) add the class to the recipe loss registry, so
+a lab recipe YAML can name it
+with ``teacher: <model path>``.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from torch import Tensor
 
 from st_debias import core
 from st_debias.losses import MarginNegationLoss
-from st_debias.losses._base import LossOutput, combine_parts
+from st_debias.losses.base import LossOutput, combine_parts
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -149,10 +150,3 @@ class TeacherStructureMarginLoss(MarginNegationLoss):
     def get_config_dict(self) -> dict[str, Any]:
         return {**super().get_config_dict(), "teacher": self.teacher_name, "teacher_weight": self.teacher_weight,
                 "teacher_max_seq_length": self.teacher_max_seq_length, "teacher_pairs": self.teacher_pairs}
-
-
-def register() -> None:
-    """Add ``TeacherStructureMarginLoss`` to the recipe loss registry (for lab recipes)."""
-    from st_debias.recipes import losses
-
-    losses.LOSSES["TeacherStructureMarginLoss"] = f"{__name__}:TeacherStructureMarginLoss"

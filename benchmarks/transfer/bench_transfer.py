@@ -26,19 +26,17 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # idle torch threads sleep 
 
 import argparse
 import json
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.harness
-from benchmarks.harness.provenance import LoadWatch, wait_for_idle, write_stamped_json  # noqa: E402
-from st_debias.evaluation.evaluate import _environment  # noqa: E402
-from st_debias.evaluation.report import write_report  # noqa: E402
-from st_debias.evaluation.transfer import QUICK_TRANSFER_TASKS, evaluate_transfer  # noqa: E402
-from st_debias.evaluation.transfer_data import TRANSFER_TASKS  # noqa: E402
-from st_debias.fingerprint import model_fingerprint  # noqa: E402
-from st_debias.paths import load_model  # noqa: E402
+from benchmarks.harness.provenance import LoadWatch, wait_for_idle, write_stamped_json
+from st_debias.evaluation.evaluate import run_environment
+from st_debias.evaluation.report import write_report
+from st_debias.evaluation.transfer import QUICK_TRANSFER_TASKS, evaluate_transfer
+from st_debias.evaluation.transfer_data import TRANSFER_TASKS
+from st_debias.fingerprint import model_fingerprint
+from st_debias.paths import load_model
 
 RESULTS = Path(__file__).parent / "results"
 TARGETS_S = {"cold": 900, "cached": 180, "quick": 300}
@@ -92,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
             and runs["cached"]["result"]["details"] == runs["cold"]["result"]["details"]
         )
     fingerprint = model_fingerprint(model)
-    record = {"model": args.model, "fingerprint": fingerprint, "runs": runs, "environment": _environment()}
+    record = {"model": args.model, "fingerprint": fingerprint, "runs": runs, "environment": run_environment()}
     path = write_stamped_json(RESULTS / f"{args.name}.json", record)
     entries = [
         {"model": f"{args.model} ({mode})", "fingerprint": fingerprint, "transfer": run["result"]["scores"],

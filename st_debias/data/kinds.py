@@ -6,7 +6,7 @@ training reads its oversample factor, and ``st-debias build`` builds every kind 
 
 Example:
     >>> from st_debias.data.kinds import DATA_KINDS
-    >>> sorted(DATA_KINDS)
+    >>> sorted(DATA_KINDS.builtin())  # st_debias's own; installed packages may add more
     ['ipw', 'minimal_pairs', 'negation', 'paraphrase', 'simcse']
     >>> rows, report = DATA_KINDS["simcse"].build(["A man plays a guitar.", "A dog runs."], seed=0, resume=False)
     >>> rows.column_names, report.rows

@@ -214,7 +214,7 @@ def evaluate_model(
     entry["encoded_sentences"] = cache.encoded
     timing["total"] = time.perf_counter() - start
     entry["timing_s"] = {k: round(v, 2) for k, v in timing.items()}
-    entry["environment"] = _environment()
+    entry["environment"] = run_environment()
     return entry
 
 
@@ -237,7 +237,9 @@ def _describe(groups: Sequence[str], negations: Any | None, sts_tasks: Sequence[
     return " and ".join(parts)
 
 
-def _environment() -> dict[str, Any]:
+def run_environment() -> dict[str, Any]:
+    """The versions of torch, sentence-transformers and Python, the CPU and thread counts and the load averages
+    a result was measured under."""
     import sentence_transformers
     import torch
 

@@ -19,7 +19,7 @@ from torch import Tensor, nn
 
 from st_debias import core
 
-from ._base import LossOutput, combine_parts
+from .base import LossOutput, combine_parts
 from .debias_infonce import DebiasInfoNCE
 from .focal_infonce import FocalInfoNCE
 from .instance_weighted_mnrl import InstanceWeightedMNRL

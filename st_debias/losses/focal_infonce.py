@@ -10,7 +10,7 @@ from torch import Tensor
 
 from st_debias import core
 
-from ._base import EmbeddingLoss
+from .base import EmbeddingLoss
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer

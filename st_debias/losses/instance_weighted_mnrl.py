@@ -14,7 +14,7 @@ from torch import Tensor
 
 from st_debias import core
 
-from ._base import EmbeddingLoss
+from .base import EmbeddingLoss
 
 if TYPE_CHECKING:
     from datasets import Dataset

@@ -11,7 +11,7 @@ from torch import Tensor
 
 from st_debias import core
 
-from ._base import EmbeddingLoss, LossOutput, combine_parts
+from .base import EmbeddingLoss, LossOutput, combine_parts
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer

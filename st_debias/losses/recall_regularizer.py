@@ -12,7 +12,7 @@ from torch import Tensor, nn
 
 from st_debias import core
 
-from ._base import LossOutput, combine_parts
+from .base import LossOutput, combine_parts
 from .margin_negation import OSSCSE_CITATION
 
 if TYPE_CHECKING:

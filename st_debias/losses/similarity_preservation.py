@@ -11,7 +11,7 @@ from torch import Tensor, nn
 
 from st_debias import core
 
-from ._base import LossOutput, combine_parts
+from .base import LossOutput, combine_parts
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 _INPUT_KEYS = ("input_ids", "attention_mask", "token_type_ids")
 
 
-def _model_inputs(features: dict[str, Tensor], device: torch.device | None = None) -> dict[str, Tensor]:
+def model_inputs(features: dict[str, Tensor], device: torch.device | None = None) -> dict[str, Tensor]:
     """The tokeniser's tensors of one column, without what a forward pass wrote into the dict."""
     return {k: v if device is None else v.to(device) for k, v in features.items() if k in _INPUT_KEYS}
 
@@ -142,7 +142,7 @@ class SimilarityPreservation(nn.Module):
         reference = self.reference
         device = next(reference.parameters()).device
         with torch.no_grad():
-            return reference(_model_inputs(features, device))["sentence_embedding"]
+            return reference(model_inputs(features, device))["sentence_embedding"]
 
     def _with_preservation(self, output: LossOutput, anchors: Tensor, reference: Tensor) -> LossOutput:
         parts = dict(output) if isinstance(output, dict) else {type(self.loss).__name__: output}
@@ -180,7 +180,7 @@ class SimilarityPreservation(nn.Module):
         """The trained model's anchor embeddings with dropout off, with gradients; its mode is restored after."""
         self.model.eval()
         try:
-            return self.model(_model_inputs(features))["sentence_embedding"]
+            return self.model(model_inputs(features))["sentence_embedding"]
         finally:
             self.model.train()
 

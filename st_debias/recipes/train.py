@@ -211,7 +211,7 @@ def train_recipe(
         show_progress_bar=show_progress_bar, num_proc=num_proc, rows=rows, row_columns=row_columns,
     )
     before = _evaluate(run, f"{run.start_label} (start)") if run.evaluate and run.main_process else None
-    with _training_length(run.model, recipe.training.max_seq_length):
+    with training_length(run.model, recipe.training.max_seq_length):
         rows, data_report, loss = _rows_and_loss(run)
         trainer = _train(run, rows, loss, gradient_share_every, start_as_candidate, callbacks)
     if not run.main_process:
@@ -340,9 +340,9 @@ def _training_arguments(training: TrainingConfig, output_dir: Path, show_progres
 
 
 @contextmanager
-def _training_length(model: SentenceTransformer, length: int) -> Iterator[None]:
-    """Rows are built and training runs at the recipe's ``max_seq_length``; evaluation and the saved model keep
-    the model's own."""
+def training_length(model: SentenceTransformer, length: int) -> Iterator[None]:
+    """``model.max_seq_length`` set to ``length`` inside the block, then the model's own again: rows are built and
+    training runs at the recipe's ``max_seq_length``; evaluation and the saved model keep the model's own."""
     own = model.max_seq_length
     model.max_seq_length = length
     try:

@@ -1,24 +1,24 @@
 """The lab mix source ``negation_meaning_affirmative`` (benchmarks/selection/affirmative_negatives.py): rows built
 from real corpus sentences, checked for the polarity each column claims, and named by a recipe through the
-registry."""
+lab's entry point."""
 
 from __future__ import annotations
-
-import sys
-from pathlib import Path
 
 import pytest
 from datasets import Dataset
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "selection"))
-from affirmative_negatives import SOURCE, affirmative_negative_rows, register  # noqa: E402
-
-from st_debias.data.lexicon import safe_antonym  # noqa: E402
-from st_debias.data.negation.negator import negation_count  # noqa: E402
-from st_debias.data.text import words  # noqa: E402
-from st_debias.recipes.config import load_recipe  # noqa: E402
-from st_debias.recipes.data import mix_rows, mix_source_rows  # noqa: E402
-from tests.conftest import first_sentences  # noqa: E402
+from benchmarks.selection.affirmative_negatives import (
+    AFFIRMATIVE_NEGATIVES,
+    SOURCE,
+    affirmative_negative_rows,
+)
+from st_debias.data.lexicon import safe_antonym
+from st_debias.data.negation.negator import negation_count
+from st_debias.data.text import words
+from st_debias.recipes.config import load_recipe
+from st_debias.recipes.data import mix_rows, mix_source_rows
+from st_debias.recipes.mix_sources import MIX_SOURCES
+from tests.conftest import first_sentences
 
 
 def test_rows_put_the_negated_sentence_beside_its_antonym_and_away_from_what_it_negates(tmp_path) -> None:
@@ -39,17 +39,19 @@ def test_rows_put_the_negated_sentence_beside_its_antonym_and_away_from_what_it_
         assert len(changed) == 1 and safe_antonym(changed[0][0]) == changed[0][1]
 
 
-def test_a_recipe_names_the_source_once_registered(tmp_path) -> None:
+def test_a_recipe_names_the_source_through_the_lab_entry_point(tmp_path, monkeypatch) -> None:
     path = tmp_path / "r.yaml"
     path.write_text(
         f"name: r\nversion: 1\ndata:\n  kind: minimal_pairs\n  mix: {{negation_meaning: 0.1, {SOURCE}: 0.1}}\n"
         "  mix_sentences: 3000\nloss:\n  name: MultipleNegativesRankingLoss\n",
         encoding="utf-8",
     )
-    with pytest.raises(ValueError, match=f"data.mix source '{SOURCE}' is unknown"):
-        load_recipe(path)
-    register()
+    assert MIX_SOURCES[SOURCE] is AFFIRMATIVE_NEGATIVES and SOURCE not in MIX_SOURCES.builtin()
     recipe = load_recipe(path)
+    with monkeypatch.context() as without:
+        without.delitem(MIX_SOURCES, SOURCE)
+        with pytest.raises(ValueError, match=f"data.mix source '{SOURCE}' is unknown"):
+            load_recipe(path)
     built = Dataset.from_dict({"anchor": [f"a{i}" for i in range(100)], "positive": ["p"] * 100, "negative": ["n"] * 100})
     rows, report = mix_rows(built, {}, recipe.data.mix, wanted=100, seed=1, sentences=first_sentences(3000), cache_dir=tmp_path)
     assert report["mix"][SOURCE]["rows"] == 10 and report["mix"]["negation_meaning"]["rows"] == 10

@@ -4,14 +4,12 @@ trainer's rotation."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "selection"))
-import dev_probes  # noqa: E402
-from checkpoint_probe import ConstantRate, KeepWeights, ProbeAtEval  # noqa: E402
+from benchmarks.selection import dev_probes
+from benchmarks.selection.checkpoint_probe import ConstantRate, KeepWeights, ProbeAtEval
 
 
 def _rates(model, output_dir: Path, callbacks: list, **saving) -> list[float]:

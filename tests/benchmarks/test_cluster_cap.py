@@ -5,18 +5,14 @@ one-sidedness, its reference model, and through the recipe registry."""
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
 import pytest
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "selection"))
-import cluster_cap  # noqa: E402
-from cluster_cap import ClusterCapMarginLoss  # noqa: E402
-
-from st_debias.losses import MarginNegationLoss  # noqa: E402
-from tests.benchmarks.conftest import recipe_built_lab_loss  # noqa: E402
+from benchmarks.selection import cluster_cap
+from benchmarks.selection.cluster_cap import ClusterCapMarginLoss
+from st_debias.losses import MarginNegationLoss
+from tests.benchmarks.conftest import recipe_built_lab_loss
 
 
 def cos(x: list[float], y: list[float]) -> float:
@@ -123,7 +119,7 @@ def test_bad_settings_are_refused_and_a_recipe_names_it(tiny_model) -> None:
         ClusterCapMarginLoss(None, cap_weight=-1.0)
     with pytest.raises(ValueError, match="reference_excess"):
         ClusterCapMarginLoss(None).compute_loss_from_embeddings([torch.randn(2, 4) for _ in range(4)])
-    loss = recipe_built_lab_loss(cluster_cap.register, "ClusterCapMarginLoss", {"cap_weight": 0.02, "margin_weight": 2e-3}, tiny_model)
+    loss = recipe_built_lab_loss("ClusterCapMarginLoss", {"cap_weight": 0.02, "margin_weight": 2e-3}, tiny_model)
     assert loss.get_config_dict()["cap_weight"] == 0.02
 
 

@@ -3,17 +3,12 @@ term on chosen columns (tested against its float64 reference in tests/losses), u
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "selection"))
-from column_views import ColumnViewsMarginLoss  # noqa: E402
-
-from st_debias.losses import MarginNegationLoss  # noqa: E402
-from tests.benchmarks.conftest import recipe_built_lab_loss  # noqa: E402
+from benchmarks.selection.column_views import ColumnViewsMarginLoss
+from st_debias.losses import MarginNegationLoss
+from tests.benchmarks.conftest import recipe_built_lab_loss
 
 
 @pytest.mark.parametrize(("view_columns", "view_weight"), [(("negation",), 0.5), (("anchor", "negation"), 0.3)])
@@ -35,6 +30,5 @@ def test_it_is_the_library_loss_with_the_lab_names(view_columns: tuple[str, ...]
 
 
 def test_a_recipe_names_it_through_the_registry(tiny_model) -> None:
-    from column_views import register
-    loss = recipe_built_lab_loss(register, "ColumnViewsMarginLoss", {"view_columns": ["negation"], "margin_weight": 2e-3}, tiny_model)
+    loss = recipe_built_lab_loss("ColumnViewsMarginLoss", {"view_columns": ["negation"], "margin_weight": 2e-3}, tiny_model)
     assert loss.view_columns == ("negation",)

@@ -5,19 +5,15 @@ gradient's direction, and through the recipe registry."""
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
 import pytest
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "selection"))
-import deshared_margin  # noqa: E402
-from column_views import ColumnViewsMarginLoss  # noqa: E402
-from deshared_margin import DesharedColumnViewsLoss, DesharedMarginLoss  # noqa: E402
-
-from st_debias.losses import MarginNegationLoss  # noqa: E402
-from tests.benchmarks.conftest import recipe_built_lab_loss  # noqa: E402
+from benchmarks.selection import deshared_margin
+from benchmarks.selection.column_views import ColumnViewsMarginLoss
+from benchmarks.selection.deshared_margin import DesharedColumnViewsLoss, DesharedMarginLoss
+from st_debias.losses import MarginNegationLoss
+from tests.benchmarks.conftest import recipe_built_lab_loss
 
 
 def reference(columns: list[torch.Tensor], alpha: float, beta: float, weight: float, scale: float) -> float:
@@ -79,7 +75,7 @@ def test_the_margin_pushes_no_negation_along_the_common_direction() -> None:
 def test_wrong_columns_are_refused_and_a_recipe_names_it(tiny_model) -> None:
     with pytest.raises(ValueError, match="expects 4"):
         DesharedMarginLoss(None).compute_loss_from_embeddings([torch.randn(2, 4) for _ in range(3)])
-    recipe_built_lab_loss(deshared_margin.register, "DesharedMarginLoss", {"margin_weight": 2e-3, "contrastive": "dropout"}, tiny_model)
+    recipe_built_lab_loss("DesharedMarginLoss", {"margin_weight": 2e-3, "contrastive": "dropout"}, tiny_model)
 
 
 def test_under_column_views_only_the_margin_is_deshared(monkeypatch) -> None:
@@ -101,9 +97,9 @@ def test_under_column_views_only_the_margin_is_deshared(monkeypatch) -> None:
 
 
 def test_beside_the_cluster_hold_only_the_margin_is_deshared(monkeypatch, tiny_model) -> None:
-    import cluster_cap
-    from cluster_cap import ClusterCapMarginLoss
-    from deshared_margin import DesharedClusterCapLoss
+    from benchmarks.selection import cluster_cap
+    from benchmarks.selection.cluster_cap import ClusterCapMarginLoss
+    from benchmarks.selection.deshared_margin import DesharedClusterCapLoss
 
     generator = torch.Generator().manual_seed(3)
     columns = [torch.randn(6, 8, generator=generator, dtype=torch.float64, requires_grad=True) for _ in range(4)]
@@ -128,14 +124,14 @@ def test_beside_the_cluster_hold_only_the_margin_is_deshared(monkeypatch, tiny_m
         lambda *c: summed.compute_loss_from_embeddings(list(c), reference_excess=0.05), tuple(columns)
     )
     built = recipe_built_lab_loss(
-        deshared_margin.register, "DesharedClusterCapLoss",
+        "DesharedClusterCapLoss",
         {"cap_weight": 0.5, "cap_rows": "negated", "cap_shape": "hold", "margin_weight": 2e-3}, tiny_model,
     )
     assert isinstance(built, DesharedClusterCapLoss) and built.get_config_dict()["cap_shape"] == "hold"
 
 
 def test_early_views_weigh_for_their_steps_then_nothing(tiny_model) -> None:
-    from deshared_margin import EarlyViewsDesharedLoss
+    from benchmarks.selection.deshared_margin import EarlyViewsDesharedLoss
 
     settings = {"view_columns": ("negation",), "view_weight": 0.5, "alpha": 0.1, "beta": 0.3, "margin_weight": 0.7,
                 "return_parts": True}
@@ -154,7 +150,5 @@ def test_early_views_weigh_for_their_steps_then_nothing(tiny_model) -> None:
     assert faded == pytest.approx([views[0] * share for share in (1.0, 0.75, 0.5, 0.25, 0.0)], rel=1e-6)
     with pytest.raises(ValueError, match="view_steps"):
         EarlyViewsDesharedLoss(None, view_steps=-1)
-    built = recipe_built_lab_loss(
-        deshared_margin.register, "EarlyViewsDesharedLoss", {"view_steps": 150, "view_weight": 0.5}, tiny_model
-    )
+    built = recipe_built_lab_loss("EarlyViewsDesharedLoss", {"view_steps": 150, "view_weight": 0.5}, tiny_model)
     assert built.view_steps == 150

@@ -3,16 +3,13 @@ model when training ends. (``--decay-to-start`` is the library's ``training.deca
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 
+from benchmarks.selection.low_rank import LowRankAdapters
 from tests.conftest import train_tiny
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "selection"))
-from low_rank import LowRankAdapters  # noqa: E402
 
 
 def test_low_rank_adapters_change_query_and_value_by_rank_r_and_leave_a_plain_model(tiny_model, tmp_path: Path) -> None:

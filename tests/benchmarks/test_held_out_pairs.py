@@ -4,27 +4,24 @@ items of ``benchmarks/recipe_v6/probe_cosines.py``."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-sys.path.insert(0, str(BENCHMARKS / "selection"))
-sys.path.insert(0, str(BENCHMARKS / "recipe_v6"))
-from held_out_pairs import (  # noqa: E402
+from benchmarks.recipe_v6.probe_cosines import main as probe_cosines_main  # noqa: E402
+from benchmarks.recipe_v6.probe_cosines import paired_change, training_row_items  # noqa: E402
+from benchmarks.selection.held_out_pairs import (  # noqa: E402
+    HALF_PAIRS,
+    LEXICAL_PAIRS,
     LEXICAL_SOURCE,
     SOURCE,
     antonym_pair,
     half_pair_rows,
     in_training_half,
     lexical_pair_rows,
-    register,
 )
-from probe_cosines import main as probe_cosines_main  # noqa: E402
-from probe_cosines import paired_change, training_row_items  # noqa: E402
-
 from st_debias.data.lexicon import is_prefixed_antonym, safe_antonym  # noqa: E402
 from st_debias.recipes.mix_sources import MIX_SOURCES, meaning_rows  # noqa: E402
 from st_debias.recipes.mix_sources import negation_meaning_quadruples as library_quadruples  # noqa: E402
@@ -66,10 +63,11 @@ def test_lexical_rows_drop_the_prefixed_pairs_only(tmp_path) -> None:
     assert lexical_pair_rows(sentences=sentences, cache_dir=tmp_path)[0] == rows
 
 
-def test_the_sources_are_named_through_the_registry() -> None:
-    register()
-    assert MIX_SOURCES[SOURCE].rows is half_pair_rows and MIX_SOURCES[SOURCE].reads_corpus
-    assert MIX_SOURCES[LEXICAL_SOURCE].rows is lexical_pair_rows and MIX_SOURCES[LEXICAL_SOURCE].reads_corpus
+def test_the_sources_are_named_through_the_lab_entry_points() -> None:
+    assert MIX_SOURCES[SOURCE] is HALF_PAIRS and MIX_SOURCES[LEXICAL_SOURCE] is LEXICAL_PAIRS
+    assert HALF_PAIRS.rows is half_pair_rows and HALF_PAIRS.reads_corpus
+    assert LEXICAL_PAIRS.rows is lexical_pair_rows and LEXICAL_PAIRS.reads_corpus
+    assert not {SOURCE, LEXICAL_SOURCE} & set(MIX_SOURCES.builtin())
 
 
 def test_the_paired_change_counts_items_and_brackets_the_change() -> None:

@@ -12,7 +12,6 @@ SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "selection" / "int
 
 
 def _module(monkeypatch):
-    monkeypatch.syspath_prepend(str(SCRIPT.parent))
     spec = importlib.util.spec_from_file_location("bench_interpolate_dev", SCRIPT)
     module = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, "bench_interpolate_dev", module)

@@ -5,10 +5,13 @@ issue numbers, commit hashes and dates."""
 from __future__ import annotations
 
 import ast
+import importlib
 import importlib.util
 import json
 import re
 from pathlib import Path
+
+import pytest
 
 from tests.test_docs import DEVELOPMENT_DATE, ISSUE_REFERENCE, _committed_files, _nav_pages
 
@@ -72,10 +75,92 @@ def test_benchmarks_write_files_through_the_library() -> None:
     assert not offenders, f"use st_debias.files (atomic_write_text, atomic_path, staged_folder): {offenders}"
 
 
-def test_the_top_level_holds_only_the_index_and_study_folders() -> None:
+def test_the_top_level_holds_only_the_index_the_package_files_and_study_folders() -> None:
     """Failure guarded: scripts, configs or results at the top of ``benchmarks/`` instead of in their study."""
     top = sorted(str(p) for p in _benchmark_files() if len(p.parts) == 1)
-    assert top == ["README.md"], f"move these into a study folder: {top}"
+    assert top == ["README.md", "__init__.py", "pyproject.toml"], f"move these into a study folder: {top}"
+
+
+def test_every_folder_with_python_is_a_package_of_the_lab() -> None:
+    """Failure guarded: a study folder missing from ``benchmarks/pyproject.toml`` (its modules then import from a
+    checkout's working directory only), or one without ``__init__.py``."""
+    tomllib = pytest.importorskip("tomllib")
+    config = tomllib.loads((BENCHMARKS / "pyproject.toml").read_text(encoding="utf-8"))
+    folders = {p.parent for p in _benchmark_files() if p.suffix == ".py"}
+    wanted = {".".join(("benchmarks", *folder.parts)) for folder in folders}
+    assert wanted == set(config["tool"]["setuptools"]["packages"])
+    missing = sorted(str(folder) for folder in folders if not (BENCHMARKS / folder / "__init__.py").is_file())
+    assert not missing, f"folders without an __init__.py: {missing}"
+
+
+def test_the_lab_entry_points_name_what_exists() -> None:
+    """Each loss and ``data.mix`` source the lab declares resolves to a class or source of that module, never to a
+    name st_debias has its own entry for."""
+    from st_debias.recipes.losses import LOSSES
+    from st_debias.recipes.mix_sources import MIX_SOURCES
+
+    tomllib = pytest.importorskip("tomllib")
+    points = tomllib.loads((BENCHMARKS / "pyproject.toml").read_text(encoding="utf-8"))["project"]["entry-points"]
+    assert set(points) == {"st_debias.losses", "st_debias.mix_sources"}
+    for group, registry in (("st_debias.losses", LOSSES), ("st_debias.mix_sources", MIX_SOURCES)):
+        assert points[group] and not set(points[group]) & set(registry.builtin())
+        for name, value in points[group].items():
+            module, _, attribute = value.partition(":")
+            assert registry[name] is getattr(importlib.import_module(module), attribute), name
+
+
+def _private_imports(source: str) -> list[str]:
+    """The private names of st_debias or of a lab module that ``source`` imports, as ``line: name``: a module path
+    with a part that starts with ``_`` (``st_debias.losses._base``) or an imported name that does."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            modules, names = [alias.name for alias in node.names], []
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            modules, names = [node.module], [alias.name for alias in node.names]
+        else:
+            continue
+        for module in modules:
+            if module.split(".")[0] not in {"st_debias", "benchmarks"}:
+                continue
+            if any(part.startswith("_") for part in module.split(".")):
+                found.append(f"{node.lineno}: {module}")
+            found += [f"{node.lineno}: {module}.{name}" for name in names if name.startswith("_")]
+    return found
+
+
+def test_the_lab_imports_only_public_names() -> None:
+    """Failure guarded: a lab script that breaks when the library renames a helper it never promised, such as
+    ``LossOutput`` read from ``st_debias.losses._base``."""
+    offenders = [
+        f"benchmarks/{p}:{found}"
+        for p in _benchmark_files()
+        if p.suffix == ".py"
+        for found in _private_imports((BENCHMARKS / p).read_text(encoding="utf-8"))
+    ]
+    assert not offenders, "import public names (or give the helper a public name where it lives):\n" + "\n".join(
+        offenders
+    )
+
+
+def test_the_private_import_rule_catches_what_it_guards() -> None:
+    source = (
+        "import st_debias.losses._base\nfrom st_debias.evaluation.evaluate import _environment\n"
+        "def f():\n    from benchmarks.compare.compare import score_metrics, _fmt\n"
+        "import _thread\nfrom numpy import _core\nfrom st_debias.losses import MarginNegationLoss\n"
+    )
+    assert _private_imports(source) == [
+        "1: st_debias.losses._base", "2: st_debias.evaluation.evaluate._environment", "4: benchmarks.compare.compare._fmt"
+    ]
+
+
+def test_no_lab_file_edits_the_import_path() -> None:
+    """Failure guarded: a script that runs only when started from its own folder; the installed lab package is
+    imported instead."""
+    pattern = re.compile(r"sys\.path|syspath_prepend")
+    offenders = [str(p) for p in _benchmark_files() if p.suffix in {".py", ".sh", ".md"} and pattern.search(
+        (BENCHMARKS / p).read_text(encoding="utf-8"))]
+    assert not offenders, f"import from the installed package (benchmarks.<study>.<module>) instead: {offenders}"
 
 
 def test_every_study_folder_has_a_readme() -> None:

@@ -5,19 +5,14 @@ rows it weighs on real sentences, and through the recipe registry."""
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
 import pytest
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "selection"))
-import meaning_weight  # noqa: E402
-from meaning_weight import MeaningWeightedMarginLoss, is_meaning_row, row_weights  # noqa: E402
-
-from st_debias.losses import MarginNegationLoss  # noqa: E402
-from tests.benchmarks.conftest import recipe_built_lab_loss  # noqa: E402
-from tests.conftest import first_sentences  # noqa: E402
+from benchmarks.selection.meaning_weight import MeaningWeightedMarginLoss, is_meaning_row, row_weights
+from st_debias.losses import MarginNegationLoss
+from tests.benchmarks.conftest import recipe_built_lab_loss
+from tests.conftest import first_sentences
 
 
 def reference(columns: list[torch.Tensor], weights: list[float], alpha: float, beta: float, lam: float, scale: float) -> float:
@@ -76,7 +71,7 @@ def test_it_weighs_the_negation_meaning_rows_and_no_minimal_pair() -> None:
     meaning = meaning_rows(quadruples)
     assert len(meaning) >= 40
     assert all(is_meaning_row(*row) for row in meaning)
-    from affirmative_negatives import affirmative_negative_rows
+    from benchmarks.selection.affirmative_negatives import affirmative_negative_rows
 
     affirmative, _ = affirmative_negative_rows(sentences=sentences)
     assert len(affirmative) == len(meaning) and all(is_meaning_row(*row) for row in affirmative)
@@ -104,5 +99,5 @@ def test_forward_reads_the_rows_through_the_tokenizer(tiny_model, monkeypatch) -
 
 
 def test_a_recipe_names_it(tiny_model) -> None:
-    loss = recipe_built_lab_loss(meaning_weight.register, "MeaningWeightedMarginLoss", {"meaning_weight": 5.0, "margin_weight": 2e-3}, tiny_model)
+    loss = recipe_built_lab_loss("MeaningWeightedMarginLoss", {"meaning_weight": 5.0, "margin_weight": 2e-3}, tiny_model)
     assert loss.get_config_dict()["meaning_weight"] == 5.0

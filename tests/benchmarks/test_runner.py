@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,15 +17,11 @@ SCRIPTS = {"compare": BENCHMARKS / "compare" / "compare.py", "select_dev": BENCH
 
 
 def _load(name: str):
-    path = SCRIPTS[name]
-    sys.path.insert(0, str(path.parent))
-    try:
-        spec = importlib.util.spec_from_file_location(f"bench_{name}", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(path.parent))
+    """A fresh copy of a script (its neighbours it imports from the installed lab package)."""
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", SCRIPTS[name])
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_stamp_names_commit_packages_and_builders() -> None:

@@ -35,8 +35,7 @@ def _result_writers() -> list[Path]:
 
 
 def _load(path: Path, monkeypatch):
-    """Import a script as a module, its folder on ``sys.path`` (scripts import their neighbours)."""
-    monkeypatch.syspath_prepend(str(path.parent))
+    """A fresh copy of a script as a module (its neighbours it imports from the installed lab package)."""
     monkeypatch.setenv("OMP_WAIT_POLICY", "PASSIVE")  # run_eval_benchmark sets it at import
     name = "bench_script_" + "_".join(path.relative_to(BENCHMARKS).with_suffix("").parts)
     spec = importlib.util.spec_from_file_location(name, path)

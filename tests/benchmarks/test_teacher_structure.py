@@ -4,21 +4,15 @@ gradcheck, on real sentences through a tiny student and a tiny teacher, and thro
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "selection"))
-import teacher_structure  # noqa: E402
-from teacher_structure import TeacherStructureMarginLoss  # noqa: E402
-
-from st_debias import core  # noqa: E402
-from st_debias.losses import MarginNegationLoss  # noqa: E402
-from tests.benchmarks.conftest import recipe_built_lab_loss  # noqa: E402
-from tests.conftest import first_sentences  # noqa: E402
-from tests.reference import cosine, similarity_drift_reference  # noqa: E402
+from benchmarks.selection.teacher_structure import TeacherStructureMarginLoss
+from st_debias import core
+from st_debias.losses import MarginNegationLoss
+from tests.benchmarks.conftest import recipe_built_lab_loss
+from tests.conftest import first_sentences
+from tests.reference import cosine, similarity_drift_reference
 
 
 def structure_reference(student: list[torch.Tensor], teacher: torch.Tensor) -> float:
@@ -131,7 +125,6 @@ def test_the_teacher_embeds_the_students_sentences_once_each(tiny_model, tiny_mo
 
 
 def test_a_recipe_can_name_it(tiny_model) -> None:
-    loss = recipe_built_lab_loss(teacher_structure.register, "TeacherStructureMarginLoss",
-                                 {"teacher": "a/teacher", "teacher_weight": 0.3}, tiny_model)
+    loss = recipe_built_lab_loss("TeacherStructureMarginLoss", {"teacher": "a/teacher", "teacher_weight": 0.3}, tiny_model)
     assert loss.get_config_dict()["teacher_weight"] == 0.3 and loss.get_config_dict()["teacher"] == "a/teacher"
     assert not loss._teacher, "the teacher is loaded on the first training call, not when the recipe is built"

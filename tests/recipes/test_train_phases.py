@@ -37,7 +37,7 @@ def test_the_training_length_is_set_in_one_place() -> None:
     """max_seq_length was set three times on the start model; now one context sets and restores it."""
     source = inspect.getsource(train)
     assignments = [m.start() for m in re.finditer(r"\bmodel\.max_seq_length\s*=", source)]
-    home = inspect.getsource(train._training_length)
+    home = inspect.getsource(train.training_length)
     assert len(assignments) == home.count("model.max_seq_length =") == 2  # set, then restore
 
 

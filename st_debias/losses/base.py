@@ -1,4 +1,6 @@
-"""What every st_debias loss shares: ``forward`` embeds the columns and hands over to the math."""
+"""What every st_debias loss shares, for those who write one: :class:`EmbeddingLoss` (``forward`` embeds the
+columns and hands over to the math) and a multi-part loss's output (:func:`combine_parts`, :class:`LossParts`,
+:data:`LossOutput`)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from torch import Tensor, nn
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
+
 
 class LossParts(dict):
     """The named parts of a loss (``return_parts=True``): a ``dict`` of scalar tensors, as

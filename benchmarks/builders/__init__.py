@@ -1,0 +1,1 @@
+"""The builders study (see its README.md)."""

@@ -1,0 +1,1 @@
+"""The cached study (see its README.md)."""

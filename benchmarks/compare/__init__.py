@@ -1,0 +1,1 @@
+"""The compare study (see its README.md)."""

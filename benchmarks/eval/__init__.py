@@ -1,0 +1,1 @@
+"""The eval study (see its README.md)."""

@@ -1,0 +1,1 @@
+"""The mpnet study (see its README.md)."""

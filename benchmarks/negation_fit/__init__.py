@@ -1,0 +1,1 @@
+"""The negation_fit study (see its README.md)."""

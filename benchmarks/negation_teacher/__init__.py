@@ -1,0 +1,1 @@
+"""The negation_teacher study (see its README.md)."""

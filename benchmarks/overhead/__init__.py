@@ -1,0 +1,1 @@
+"""The overhead study (see its README.md)."""

@@ -1,0 +1,1 @@
+"""The paraphrase study (see its README.md)."""

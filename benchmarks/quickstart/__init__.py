@@ -1,0 +1,1 @@
+"""The quickstart study (see its README.md)."""

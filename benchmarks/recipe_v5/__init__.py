@@ -1,0 +1,1 @@
+"""The recipe_v5 study (see its README.md)."""

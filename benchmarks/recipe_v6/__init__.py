@@ -1,0 +1,1 @@
+"""The recipe_v6 study (see its README.md)."""

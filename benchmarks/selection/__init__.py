@@ -1,0 +1,1 @@
+"""The selection study (see its README.md)."""

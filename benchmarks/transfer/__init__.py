@@ -1,0 +1,1 @@
+"""The transfer study (see its README.md)."""
