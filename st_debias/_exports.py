@@ -1,17 +1,16 @@
-"""Module attributes resolved on first use: a package's lazy exports, and names that moved to another module."""
+"""A package's exports, resolved on first use."""
 
 from __future__ import annotations
 
 import importlib
 import sys
 import types
-import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
 
 def lazy_exports(
-    module_name: str, exports: Mapping[str, str], moved: Mapping[str, str] | None = None
+    module_name: str, exports: Mapping[str, str], present_as_package: bool = False
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``__getattr__`` and ``__dir__`` for module ``module_name``.
 
@@ -19,26 +18,20 @@ def lazy_exports(
         module_name: the module's ``__name__``.
         exports: public name -> the module that defines it, imported on first use (so that importing the package
             stays light) and then kept in the module's namespace.
-        moved: name -> its new module, for names that used to live here; reading one warns
-            (``DeprecationWarning``) and returns the object from its new home.
+        present_as_package: give each exported class the package as its ``__module__`` once read, so that it
+            shows as ``package.Name`` (sentence-transformers' model cards name a loss by its class's module).
 
     Example:
         >>> __getattr__, __dir__ = lazy_exports(__name__, {"train_recipe": "st_debias.recipes.train"})  # doctest: +SKIP
     """
-    moved = dict(moved or {})
 
     def __getattr__(name: str) -> Any:
-        if name in moved:
-            warnings.warn(
-                f"{module_name}.{name} moved to {moved[name]}.{name}; import it from there.",
-                DeprecationWarning,
-                stacklevel=2,
-            )
-            return getattr(importlib.import_module(moved[name]), name)
         home = exports.get(name)
         if home is None:
             raise AttributeError(f"module {module_name!r} has no attribute {name!r}")
         value = getattr(importlib.import_module(home), name)
+        if present_as_package and isinstance(value, type):
+            value.__module__ = module_name
         setattr(sys.modules[module_name], name, value)
         return value
 

@@ -1,56 +1,37 @@
-"""Helpers moved to the module their name says; the old import paths keep working, with a DeprecationWarning."""
+"""Helpers live in the module their name says, and only there."""
 
 from __future__ import annotations
 
 import importlib
 import sys
+from pathlib import Path
 
 import pytest
 
-# old module, name, new module
+# old module, name, new module: st_debias was never released with the old paths, so none is kept
 MOVED = [
     ("st_debias.evaluation.bias", "training_pair_statistics", "st_debias.evaluation.pairs"),
     ("st_debias.evaluation.bias_data", "load_pair_rows", "st_debias.evaluation.pairs"),
-    ("st_debias.evaluation.bias_data", "PAIR_METADATA_FIELDS", "st_debias.evaluation.pairs"),
     ("st_debias.data.parallel", "block_builder", "st_debias.data.kinds"),
-    ("st_debias.data.parallel", "BlockWorker", "st_debias.data.kinds"),
     ("st_debias.data.io.nli", "evaluation_sentences", "st_debias.evaluation.sts_data"),
     ("st_debias.evaluation.report", "plot_scores", "st_debias.evaluation.plots"),
-    ("st_debias.evaluation.report", "plot_cont_oppn", "st_debias.evaluation.plots"),
-    ("st_debias.evaluation.report", "plot_probe_histograms", "st_debias.evaluation.plots"),
-    ("st_debias.evaluation.report", "plot_negation_histograms", "st_debias.evaluation.plots"),
-    ("st_debias.evaluation.report", "plot_word_order_histograms", "st_debias.evaluation.plots"),
-    ("st_debias.evaluation.report", "CONT_OPPN_PARTS", "st_debias.evaluation.entries"),
     ("st_debias.evaluation.report", "cont_oppn_part", "st_debias.evaluation.entries"),
-    ("st_debias.evaluation.report", "eligible_cont_oppn", "st_debias.evaluation.entries"),
+    ("st_debias.recipes.run_folder", "hold_run_folder", "st_debias.files"),
 ]
 
 
 @pytest.mark.parametrize(("old", "name", "new"), MOVED, ids=[f"{old}.{name}" for old, name, _ in MOVED])
-def test_a_moved_name_warns_and_is_the_same_object(old: str, name: str, new: str) -> None:
-    with pytest.warns(DeprecationWarning, match=f"moved to {new}.{name}"):
-        value = getattr(importlib.import_module(old), name)
-    assert value is getattr(importlib.import_module(new), name)
+def test_a_moved_name_lives_in_its_home_only(old: str, name: str, new: str) -> None:
+    """No deprecation shim: the old path fails; the name is read from its home."""
+    with pytest.raises(AttributeError):
+        getattr(importlib.import_module(old), name)
+    assert hasattr(importlib.import_module(new), name if name != "hold_run_folder" else "hold_output_folder")
 
 
-def test_the_old_neighbour_module_warns_and_reexports() -> None:
+def test_the_old_neighbour_module_is_gone() -> None:
     sys.modules.pop("st_debias.data.ipw.neighbours", None)
-    with pytest.warns(DeprecationWarning, match="moved to st_debias.data.neighbours"):
-        old = importlib.import_module("st_debias.data.ipw.neighbours")
-    from st_debias.data.neighbours import range_topk
-
-    assert old.range_topk is range_topk
-
-
-@pytest.mark.parametrize(
-    ("module", "name", "home"),
-    [
-        ("st_debias.data.io.embeddings", "cache_root", "st_debias.paths"),
-        ("st_debias.data.negation.negator", "resolve_spacy_model", "st_debias.data.spacy_pipeline"),
-    ],
-)
-def test_reexported_names_are_their_homes_objects(module: str, name: str, home: str) -> None:
-    assert getattr(importlib.import_module(module), name) is getattr(importlib.import_module(home), name)
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("st_debias.data.ipw.neighbours")
 
 
 def test_each_helper_is_defined_in_the_room_its_name_says() -> None:
@@ -67,14 +48,21 @@ def test_each_helper_is_defined_in_the_room_its_name_says() -> None:
     assert training_pair_statistics.__module__ == "st_debias.evaluation.pairs"
 
 
-def test_lazy_exports_have_one_home() -> None:
-    """The packages with lazy exports share one implementation instead of each copying it."""
+def test_every_package_exports_one_way() -> None:
+    """One ``__init__`` style: a package that exports names does it lazily through ``st_debias._exports`` (three
+    styles used to live side by side: eager with a ``__module__`` rewrite, lazy, plain eager)."""
+    root = Path(importlib.import_module("st_debias").__file__).parent
+    exporting = []
+    for init in sorted(root.rglob("__init__.py")):
+        name = ".".join(init.relative_to(root.parent).parent.parts)
+        package = importlib.import_module(name)
+        if getattr(package, "__all__", None):
+            exporting.append(name)
+            assert package.__getattr__.__module__ == "st_debias._exports", name
+            assert set(package.__all__) == set(package._EXPORTS) <= set(dir(package)), name
+    assert len(exporting) >= 6, exporting
     import st_debias.data
-    import st_debias.recipes
 
-    for package in (st_debias.data, st_debias.recipes):
-        assert package.__getattr__.__module__ == "st_debias._exports"
-        assert set(package.__all__) <= set(dir(package))
     assert st_debias.data.MinimalPairBuilder.__name__ == "MinimalPairBuilder"
     with pytest.raises(AttributeError, match="has no attribute 'nope'"):
         st_debias.data.nope  # noqa: B018

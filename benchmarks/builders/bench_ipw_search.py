@@ -20,10 +20,10 @@ import numpy as np
 
 from benchmarks.harness.provenance import uptime, write_stamped_json
 from st_debias.data.io.corpus import clean_sentences, read_sentences
-from st_debias.data.io.embeddings import cache_root, corpus_key, shard_bounds
+from st_debias.data.io.embeddings import corpus_key, shard_bounds
 from st_debias.data.ipw.builder import sample_negatives
 from st_debias.fingerprint import model_fingerprint
-from st_debias.paths import load_model
+from st_debias.paths import cache_root, load_model
 
 
 def main(argv: list[str] | None = None) -> None:

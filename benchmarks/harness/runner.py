@@ -110,8 +110,9 @@ def train_and_record(
     current = stamp()
     if reusable(target, current, reuse_stale, tag):
         return target
+    from st_debias.files import hold_output_folder
     from st_debias.recipes import train_recipe
-    from st_debias.recipes.run_folder import hold_run_folder, newest_complete_checkpoint
+    from st_debias.recipes.run_folder import newest_complete_checkpoint
 
     # What must not change while a run is cut short and resumed: the code, and what it was asked to train.
     started_with = json.loads(json.dumps({  # as read back from started.json (lists for tuples)
@@ -121,7 +122,7 @@ def train_and_record(
     }, default=str))
     checkpoint = newest_complete_checkpoint(work_dir / "checkpoints")[0] if resume else None
     try:
-        with hold_run_folder(work_dir):  # no run may be training into it meanwhile
+        with hold_output_folder(work_dir):  # no run may be training into it meanwhile
             if checkpoint is not None:
                 _check_same_start(work_dir, started_with, tag)
                 print(f"[{tag}] resuming {work_dir} from {checkpoint.name}", flush=True)

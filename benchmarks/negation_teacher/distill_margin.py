@@ -10,8 +10,10 @@ and adds only the teacher's *ranking* of each row's two candidates, which a leve
   w · mean_i ((s(a_i, p_i) − s(a_i, n_i)) − (t(a_i, p_i) − t(a_i, n_i)))²;
 * ``distill: kl_div`` — ``DistillKLDivLoss``: w · KL(softmax(t(a, ·)/τ) ‖ softmax(s(a, ·)/τ)) over (p, n).
 
-s is the student's cosine (dropout on), t the teacher's, on every row of the batch: the minimal pairs and the
-negation-meaning rows, where the teacher knows which words are opposites. The teacher embeds the text the
+s is the student's cosine (dropout on), t the teacher's, on every row of the batch (the minimal pairs and the
+negation-meaning rows, where the teacher knows which words are opposites), or with ``distill_rows:
+negated_anchor`` only on the rows whose anchor holds a negation and whose positive does not while their negative
+does: the negation-meaning rows ("X is not A", "X is B", "X is not B"), leaving the minimal pairs to the margin. The teacher embeds the text the
 student's token ids decode to, once per text (``TeacherStructureMarginLoss.teacher_embeddings``).
 
 The lab's entry points (``benchmarks/pyproject.toml``) add the class to the recipe loss registry.
@@ -19,19 +21,22 @@ The lab's entry points (``benchmarks/pyproject.toml``) add the class to the reci
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import torch
-from sentence_transformers.losses import DistillKLDivLoss, MarginMSELoss
+from sentence_transformers.sentence_transformer.losses import DistillKLDivLoss, MarginMSELoss
 from sentence_transformers.util import pairwise_cos_sim
 from torch import Tensor
 
 from benchmarks.selection.teacher_structure import STRUCTURE_COLUMNS, TeacherStructureMarginLoss
 from st_debias import core
+from st_debias.data.negation.negator import negation_count
 from st_debias.losses import MarginNegationLoss
 from st_debias.losses.base import LossOutput, combine_parts
 
 DISTILL = ("margin_mse", "kl_div")
+DISTILL_ROWS = ("all", "negated_anchor")
 
 
 class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
@@ -43,6 +48,7 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
         teacher_max_seq_length: int = 64,
         distill: str = "margin_mse",
         temperature: float = 0.05,
+        distill_rows: str = "all",
         alpha: float = 0.05,
         beta: float = 0.2,
         margin_weight: float = 1e-3,
@@ -55,16 +61,20 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
         Args:
             distill: ``"margin_mse"`` or ``"kl_div"`` (module docstring).
             temperature: τ of ``kl_div`` for both models' cosines.
+            distill_rows: ``"all"`` or ``"negated_anchor"`` (module docstring).
 
         Raises:
-            ValueError: an unknown ``distill`` or a non-positive ``temperature``.
+            ValueError: an unknown ``distill`` or ``distill_rows``, or a non-positive ``temperature``.
         """
         super().__init__(model, teacher=teacher, teacher_weight=teacher_weight, teacher_max_seq_length=teacher_max_seq_length,
                          teacher_pairs="rows", alpha=alpha, beta=beta, margin_weight=margin_weight, scale=scale,
                          contrastive=contrastive, return_parts=return_parts)
         if distill not in DISTILL:
             raise ValueError(f"TeacherDistillMarginLoss: distill must be one of {DISTILL}, got {distill!r}.")
+        if distill_rows not in DISTILL_ROWS:
+            raise ValueError(f"TeacherDistillMarginLoss: distill_rows must be one of {DISTILL_ROWS}, got {distill_rows!r}.")
         core.check_positive(temperature, "temperature", "TeacherDistillMarginLoss")
+        self.distill_rows = distill_rows
         self.distill = distill
         self.distill_temperature = float(temperature)
         self._distill_loss = (
@@ -72,23 +82,45 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
             else DistillKLDivLoss(model, similarity_fct=pairwise_cos_sim, temperature=temperature)
         )
 
+    def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> LossOutput:
+        features = list(sentence_features)
+        columns = [self.decoded_texts(column) for column in features[:STRUCTURE_COLUMNS]]
+        embeddings = self.embed(self.input_columns(features))
+        rows = None
+        if self.distill_rows == "negated_anchor":
+            rows = torch.tensor([
+                bool(negation_count(a)) and not negation_count(p) and bool(negation_count(n))
+                for a, p, n in zip(*columns, strict=True)
+            ], device=embeddings[0].device)
+        teacher = self.teacher_embeddings([text for column in columns for text in column])
+        return self.compute_loss_from_embeddings(embeddings, labels, teacher=teacher, rows=rows)
+
     def compute_loss_from_embeddings(
-        self, embeddings: list[Tensor], labels: Tensor | None = None, teacher: Tensor | None = None
+        self, embeddings: list[Tensor], labels: Tensor | None = None, teacher: Tensor | None = None,
+        rows: Tensor | None = None,
     ) -> LossOutput:
         """``MarginNegationLoss``'s parts plus ``teacher``, the distillation term against ``teacher`` (the teacher's
-        embeddings of the anchor, positive and negative columns stacked in that order)."""
+        embeddings of the anchor, positive and negative columns stacked in that order) on the rows where ``rows``
+        (a boolean mask) is true, every row when None; 0 when no row is."""
         if teacher is None:
             raise ValueError("TeacherDistillMarginLoss.compute_loss_from_embeddings needs teacher= embeddings.")
         output = MarginNegationLoss.compute_loss_from_embeddings(self, embeddings, labels)
         parts = dict(output) if isinstance(output, dict) else {"MarginNegationLoss": output}
         student = [core.at_least_float32(e) for e in embeddings[:STRUCTURE_COLUMNS]]
         anchor, positive, negative = core.at_least_float32(teacher.to(student[0].device)).chunk(STRUCTURE_COLUMNS)
+        if rows is not None:
+            if not bool(rows.any()):
+                parts["teacher"] = student[0].sum() * 0.0
+                return combine_parts(parts, self.return_parts)
+            student = [column[rows] for column in student]
+            anchor, positive, negative = anchor[rows], positive[rows], negative[rows]
         scores = (pairwise_cos_sim(anchor, positive), pairwise_cos_sim(anchor, negative))
         targets = scores[0] - scores[1] if self.distill == "margin_mse" else torch.stack(scores, dim=1)
         parts["teacher"] = self.teacher_weight * self._distill_loss.compute_loss_from_embeddings(student, targets)
         return combine_parts(parts, self.return_parts)
 
     def get_config_dict(self) -> dict[str, Any]:
-        config = {**super().get_config_dict(), "distill": self.distill, "temperature": self.distill_temperature}
+        config = {**super().get_config_dict(), "distill": self.distill, "temperature": self.distill_temperature,
+                  "distill_rows": self.distill_rows}
         config.pop("teacher_pairs", None)
         return config

@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from st_debias._exports import lazy_exports
 from st_debias.data.io.report import BuildReport, merge_reports, start_build
 from st_debias.data.lexicon import close_wordnet_files
 from st_debias.progress import usable_cores
@@ -437,8 +436,3 @@ def finish_blocks(builder: BlockBuilder, records: Dataset | Sequence[Dataset]) -
     report.rows = report.anchors = len(dataset)
     report.check_accounting()
     return dataset, report
-
-
-__getattr__, _ = lazy_exports(
-    __name__, {}, moved={"block_builder": "st_debias.data.kinds", "BlockWorker": "st_debias.data.kinds"}
-)

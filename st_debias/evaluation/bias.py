@@ -35,7 +35,6 @@ from typing import Any
 
 import numpy as np
 
-from st_debias._exports import lazy_exports
 from st_debias.data.text import match_error_rate
 from st_debias.evaluation.bias_data import NegationMeaningItems, NegationPairs
 from st_debias.evaluation.embeddings import EmbeddingCache
@@ -446,7 +445,3 @@ def alignment_uniformity(
 # --------------------------------------------------------------------------------------------------
 # Training-pair statistics
 # --------------------------------------------------------------------------------------------------
-
-
-# Read through the old path, these warn and come from their new home.
-__getattr__, _ = lazy_exports(__name__, {}, moved={"training_pair_statistics": "st_debias.evaluation.pairs"})

@@ -21,7 +21,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from st_debias._exports import lazy_exports
 from st_debias.data.io.corpus import WIKI_CORPUS
 from st_debias.datafiles import text_lines, tsv_records
 from st_debias.paths import DATA_ENV, DataNotFoundError, data_file, portable_path
@@ -302,9 +301,3 @@ def _build_negation_meaning_items(file: Path, start: int, stop: int, negator: An
         line_range=(start + 1, numbers[-1]),
         declined=dict(built.declined),
     )
-
-
-# Read through the old path, these warn and come from their new home.
-__getattr__, _ = lazy_exports(
-    __name__, {}, moved={name: "st_debias.evaluation.pairs" for name in ("PAIR_METADATA_FIELDS", "load_pair_rows")}
-)

@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from st_debias._exports import lazy_exports
 from st_debias.evaluation import entries, plots
 from st_debias.evaluation.entries import (
     _average_keys,
@@ -444,19 +443,3 @@ def _finite_or_null(value: Any, where: str, replaced: dict[str, str]) -> Any:
         replaced[where] = str(float(value))
         return None
     return value
-
-
-__getattr__, _ = lazy_exports(
-    __name__,
-    {},
-    moved={
-        "plot_cont_oppn": "st_debias.evaluation.plots",
-        "plot_negation_histograms": "st_debias.evaluation.plots",
-        "plot_probe_histograms": "st_debias.evaluation.plots",
-        "plot_scores": "st_debias.evaluation.plots",
-        "plot_word_order_histograms": "st_debias.evaluation.plots",
-        "CONT_OPPN_PARTS": "st_debias.evaluation.entries",
-        "cont_oppn_part": "st_debias.evaluation.entries",
-        "eligible_cont_oppn": "st_debias.evaluation.entries",
-    },
-)

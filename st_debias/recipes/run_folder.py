@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from st_debias.files import atomic_write_json, check_writable_folder
-from st_debias.files import hold_output_folder as hold_run_folder  # noqa: F401 - its older home
 
 from .config import Recipe
 

@@ -20,14 +20,20 @@ import yaml
 
 from st_debias.data.io.rows import check_row_sources
 from st_debias.data.kinds import DATA_KINDS
-from st_debias.files import atomic_write_json, atomic_write_text, no_space_error, staged_folder
+from st_debias.files import (
+    atomic_write_json,
+    atomic_write_text,
+    hold_output_folder,
+    no_space_error,
+    staged_folder,
+)
 from st_debias.paths import check_model_folder, load_model, portable_path, position_limit, resolve_model_name
 from st_debias.progress import announce, torch_threads
 
 from .config import Recipe, TrainingConfig
 from .data import build_rows, read_corpus, read_user_rows, user_rows
 from .losses import build_loss
-from .run_folder import RUN_FILE, hold_run_folder, prepare_output, resume_checkpoint, run_identity
+from .run_folder import RUN_FILE, prepare_output, resume_checkpoint, run_identity
 from .selection import BEST_METRIC, StartCandidate, select_weights
 
 if TYPE_CHECKING:
@@ -121,7 +127,7 @@ def check_rows_fill_a_batch(recipe: Recipe, rows: Any, report: dict[str, Any], s
 
 def _holding_run_folder(train: Callable[..., TrainResult]) -> Callable[..., TrainResult]:
     """``train`` run holding the lock on its ``output_dir`` (global rank 0 only), so that a second run into the
-    folder is refused while this one runs (:func:`~st_debias.recipes.run_folder.hold_run_folder`)."""
+    folder is refused while this one runs (:func:`~st_debias.files.hold_output_folder`)."""
     signature = inspect.signature(train)
 
     @functools.wraps(train)
@@ -130,7 +136,7 @@ def _holding_run_folder(train: Callable[..., TrainResult]) -> Callable[..., Trai
             return train(*args, **kwargs)
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
-        with hold_run_folder(Path(bound.arguments["output_dir"])):
+        with hold_output_folder(Path(bound.arguments["output_dir"])):
             return train(*args, **kwargs)
 
     return holding

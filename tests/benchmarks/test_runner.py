@@ -142,9 +142,9 @@ def test_resume_continues_only_a_run_started_the_same_way(tmp_path: Path, monkey
     run(resume=False)  # without --resume a leftover run is replaced, under the current code
     assert calls[-1]["overwrite"] is True and json.loads((work / runner.STARTED).read_text())["provenance"] == current
 
-    from st_debias.recipes.run_folder import hold_run_folder
+    from st_debias.files import hold_output_folder
 
-    with hold_run_folder(work):  # a live run trains into the folder (the lock is per open file)
+    with hold_output_folder(work):  # a live run trains into the folder (the lock is per open file)
         started_before = (work / runner.STARTED).read_text()
         with pytest.raises(SystemExit, match="in use by another"):
             run(resume=False)

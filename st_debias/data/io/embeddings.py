@@ -24,7 +24,7 @@ import numpy as np
 
 from st_debias.files import atomic_path, remove_stale_staging
 from st_debias.fingerprint import model_fingerprint
-from st_debias.paths import CACHE_ENV, cache_root, ensure_model  # noqa: F401 - cache_root, CACHE_ENV: older home
+from st_debias.paths import cache_root, ensure_model
 
 logger = logging.getLogger(__name__)
 

@@ -23,7 +23,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from st_debias._exports import lazy_exports
 from st_debias.datafiles import parse_json_line, require_text, text_lines
 from st_debias.paths import DATA_ENV, DataNotFoundError, data_file, portable_path
 
@@ -111,6 +110,3 @@ def load_nli_triplets(
             out.positives.append(positive)
             out.negatives.append(negative)
     return out
-
-
-__getattr__, _ = lazy_exports(__name__, {}, moved={"evaluation_sentences": "st_debias.evaluation.sts_data"})

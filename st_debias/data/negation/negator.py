@@ -40,9 +40,7 @@ from typing import Any, Literal, overload
 from st_debias.data.generators import Candidate, CandidateGenerator
 from st_debias.data.lexicon import safe_antonym
 from st_debias.data.paraphrase.syntactic.draft import NEW, Draft, Surface, keeps_capital, render
-from st_debias.data.spacy_pipeline import (  # noqa: F401 - re-exported: their home before spacy_pipeline
-    DEFAULT_SPACY_MODEL,
-    SPACY_MODEL_ENV,
+from st_debias.data.spacy_pipeline import (
     load_pipeline,
     one_blas_thread,
     resolve_spacy_model,

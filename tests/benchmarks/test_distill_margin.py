@@ -1,0 +1,106 @@
+"""The lab loss ``TeacherDistillMarginLoss`` (benchmarks/negation_teacher/distill_margin.py): version 6's margin
+beside a teacher's within-row margin (MarginMSELoss) or ranking (DistillKLDivLoss), against float64 references
+written from the two equations, with gradcheck, its row selection on real negation-meaning rows, and through the
+recipe registry."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from benchmarks.negation_teacher.distill_margin import TeacherDistillMarginLoss
+from st_debias.losses import MarginNegationLoss
+from tests.benchmarks.conftest import recipe_built_lab_loss
+from tests.reference import cosine
+
+
+def _scores(columns: list[list[list[float]]], row: int) -> tuple[float, float]:
+    return cosine(columns[0][row], columns[1][row]), cosine(columns[0][row], columns[2][row])
+
+
+def margin_mse_reference(student: list[torch.Tensor], teacher: torch.Tensor) -> float:
+    """mean_i ((s(a_i, p_i) − s(a_i, n_i)) − (t(a_i, p_i) − t(a_i, n_i)))², in float64."""
+    s = [c.detach().double().tolist() for c in student]
+    t = [c.double().tolist() for c in teacher.chunk(3)]
+    rows = len(s[0])
+    return sum(((lambda a, b: a - b)(*_scores(s, i)) - (lambda a, b: a - b)(*_scores(t, i))) ** 2 for i in range(rows)) / rows
+
+
+def kl_reference(student: list[torch.Tensor], teacher: torch.Tensor, tau: float) -> float:
+    """τ² · mean_i KL(softmax(t_i/τ) ‖ softmax(s_i/τ)) over each row's (p, n), in float64 (sentence-transformers'
+    DistillKLDivLoss scales by τ² so that the gradient keeps its size across temperatures)."""
+    s = [c.detach().double().tolist() for c in student]
+    t = [c.double().tolist() for c in teacher.chunk(3)]
+    total = 0.0
+    for i in range(len(s[0])):
+        sp = [math.exp(x / tau) for x in _scores(s, i)]
+        tp = [math.exp(x / tau) for x in _scores(t, i)]
+        sp, tp = [x / sum(sp) for x in sp], [x / sum(tp) for x in tp]
+        total += sum(q * math.log(q / r) for q, r in zip(tp, sp, strict=True))
+    return tau**2 * total / len(s[0])
+
+
+@pytest.mark.parametrize("distill", ["margin_mse", "kl_div"])
+def test_matches_the_float64_reference_and_passes_gradcheck(distill: str) -> None:
+    generator = torch.Generator().manual_seed(0)
+    columns = [torch.randn(5, 6, generator=generator, dtype=torch.float64, requires_grad=True) for _ in range(4)]
+    teacher = torch.randn(15, 10, generator=generator, dtype=torch.float64)  # another width than the student's
+    loss = TeacherDistillMarginLoss(None, teacher_weight=0.7, distill=distill, temperature=0.5, alpha=0.1, beta=0.3,
+                                    margin_weight=0.5, scale=5.0)
+    parts = loss.compute_loss_from_embeddings(columns, teacher=teacher)
+    plain = MarginNegationLoss(None, alpha=0.1, beta=0.3, margin_weight=0.5, scale=5.0, return_parts=True)
+    for name, value in plain.compute_loss_from_embeddings(columns).items():
+        assert parts[name].item() == pytest.approx(value.item(), rel=1e-12)
+    reference = margin_mse_reference(columns[:3], teacher) if distill == "margin_mse" else kl_reference(columns[:3], teacher, 0.5)
+    assert parts["teacher"].item() == pytest.approx(0.7 * reference, rel=1e-9)
+    assert parts["teacher"].item() > 1e-4, "random teachers disagree: the term is not trivially zero"
+    assert torch.autograd.gradcheck(lambda *c: loss.compute_loss_from_embeddings(list(c), teacher=teacher)["teacher"],
+                                    tuple(columns))
+
+
+def test_rows_mask_distills_the_selected_rows_only_and_zero_rows_give_zero() -> None:
+    generator = torch.Generator().manual_seed(1)
+    columns = [torch.randn(4, 6, generator=generator, dtype=torch.float64, requires_grad=True) for _ in range(4)]
+    teacher = torch.randn(12, 8, generator=generator, dtype=torch.float64)
+    loss = TeacherDistillMarginLoss(None, teacher_weight=1.0)
+    rows = torch.tensor([True, False, True, False])
+    term = loss.compute_loss_from_embeddings(columns, teacher=teacher, rows=rows)["teacher"]
+    kept = [c[rows] for c in columns[:3]]
+    kept_teacher = torch.cat([c[rows] for c in teacher.chunk(3)])
+    assert term.item() == pytest.approx(margin_mse_reference(kept, kept_teacher), rel=1e-9)
+    none = loss.compute_loss_from_embeddings(columns, teacher=teacher, rows=torch.zeros(4, dtype=torch.bool))["teacher"]
+    assert none.item() == 0.0
+    none.backward()
+
+
+def test_negated_anchor_rows_are_the_negation_meaning_rows(tiny_model, tiny_model_other) -> None:
+    """On real rows: the negation-meaning rows of a corpus sentence are selected, a minimal pair is not."""
+    from st_debias.recipes.mix_sources import meaning_rows
+
+    quadruple = ("The house is large.", "The house is not large.", "The house is small.", "The house is not small.")
+    rows = [*meaning_rows([quadruple]), ("The house is large.", "The house is big.", "The house is not large.")]
+    loss = TeacherDistillMarginLoss(tiny_model, teacher="unused: set below", distill_rows="negated_anchor")
+    loss._teacher.append(tiny_model_other)
+    seen: list[torch.Tensor | None] = []
+    original = loss.compute_loss_from_embeddings
+
+    def recording(embeddings, labels=None, teacher=None, rows=None):
+        seen.append(rows)
+        return original(embeddings, labels, teacher=teacher, rows=rows)
+
+    loss.compute_loss_from_embeddings = recording
+    features = [tiny_model.tokenize([row[i] for row in rows]) for i in range(3)]
+    parts = loss(features)
+    assert seen[0].tolist() == [True, True, False]
+    assert parts["teacher"].item() >= 0.0
+
+
+def test_bad_settings_are_refused_and_a_recipe_can_name_it(tiny_model) -> None:
+    with pytest.raises(ValueError, match="distill must be one of"):
+        TeacherDistillMarginLoss(None, distill="mse")
+    with pytest.raises(ValueError, match="distill_rows must be one of"):
+        TeacherDistillMarginLoss(None, distill_rows="some")
+    loss = recipe_built_lab_loss("TeacherDistillMarginLoss", {"teacher": "a/teacher", "distill": "kl_div"}, tiny_model)
+    assert loss.get_config_dict()["distill"] == "kl_div" and not loss._teacher
