@@ -7,6 +7,7 @@ in ``results/dev-100/``) and the negation-meaning probe by subset (``results/pro
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 from pathlib import Path
@@ -75,7 +76,8 @@ def split_table() -> list[str]:
     return lines
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args(argv)
     blocks = ["Development figures at 100 steps (seed 42); bold: on the wrong side of the start model.", "",
               *dev_table()]
     split = split_table()

@@ -221,3 +221,14 @@ def test_study_readmes_cite_no_issue_numbers() -> None:
 def test_the_commit_pattern_catches_what_it_guards() -> None:
     assert COMMIT.search("at commit 2d8b744") and COMMIT.search("0ee867d8d21de2333157958e6d6c4dad39acba99")
     assert not COMMIT.search("decided") and not COMMIT.search("1234567") and not COMMIT.search("2,018.9")
+
+
+def test_each_study_has_one_short_index_row() -> None:
+    """Failure guarded: an index row that grew into the study's README (one was ~700 words). The question and the
+    headline figures of each study fit in 60 words; the study README holds the rest."""
+    rows = [line for line in (BENCHMARKS / "README.md").read_text(encoding="utf-8").splitlines() if line.startswith("| `")]
+    assert len(rows) >= 10, "found too few index rows: the discovery above is broken"
+    studies = [row.split("|")[1].strip().strip("`").rstrip("/") for row in rows]
+    assert len(studies) == len(set(studies)), "a study with two index rows"
+    long = {study: len(" ".join(row.split("|")[2:4]).split()) for study, row in zip(studies, rows, strict=True)}
+    assert not {study: words for study, words in long.items() if words > 60}, long
