@@ -5,6 +5,7 @@ Protocol: docs/evaluation.md. Entry points:
 * :func:`evaluate_model` — one model → one ``results.json`` entry (STS-7, bias probes, optional MTEB).
 * :func:`evaluate_transfer` — SentEval's seven transfer tasks (logistic regression on frozen embeddings).
 * :func:`evaluate_or_reuse` — the same, or a packaged/cached entry with the same weights, data and settings.
+* :func:`backend_model` — a model whose transformer runs in ONNX Runtime or OpenVINO, checked against torch.
 * :mod:`~st_debias.evaluation.mteb_tasks` — the STS-7 and the bias probes as MTEB tasks.
 * :func:`sts_dev_evaluator` — STS-B dev ``EmbeddingSimilarityEvaluator`` for checkpoint selection.
 * :func:`write_report` / :func:`compare_table` — Markdown + PNG report, before/after table.
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING
 from st_debias._exports import lazy_exports
 
 if TYPE_CHECKING:
+    from st_debias.evaluation.backends import BACKENDS
     from st_debias.evaluation.bias import (
         ContOppnSplit,
         WordOrderPairs,
@@ -43,6 +45,7 @@ if TYPE_CHECKING:
     from st_debias.evaluation.pairs import load_pair_rows, training_pair_statistics
     from st_debias.evaluation.report import compare_table, write_report, write_results
     from st_debias.evaluation.reuse import EvaluationKey, evaluate_or_reuse, evaluation_key
+    from st_debias.evaluation.runtimes import backend_model
     from st_debias.evaluation.sts import STSSuite, spearman_x100, sts_dev_evaluator
     from st_debias.evaluation.sts_data import STS_TASKS, STSData, load_sts, load_sts_file
     from st_debias.evaluation.transfer import QUICK_TRANSFER_TASKS, evaluate_transfer
@@ -51,6 +54,7 @@ if TYPE_CHECKING:
 #: Each public name and the module that defines it, imported on first use: ``st-debias eval --help`` and the
 #: data loaders stay free of torch and sentence-transformers.
 _EXPORTS: dict[str, str] = {
+    "BACKENDS": "st_debias.evaluation.backends",
     "ContOppnSplit": "st_debias.evaluation.bias",
     "CorpusSlice": "st_debias.evaluation.bias_data",
     "EmbeddingCache": "st_debias.evaluation.embeddings",
@@ -66,6 +70,7 @@ _EXPORTS: dict[str, str] = {
     "TransferTask": "st_debias.evaluation.transfer_data",
     "WordOrderPairs": "st_debias.evaluation.bias",
     "alignment_uniformity": "st_debias.evaluation.bias",
+    "backend_model": "st_debias.evaluation.runtimes",
     "compare_table": "st_debias.evaluation.report",
     "cont_oppn_scores": "st_debias.evaluation.bias",
     "cont_oppn_split": "st_debias.evaluation.bias",
@@ -98,6 +103,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "BACKENDS",
     "ContOppnSplit",
     "CorpusSlice",
     "EmbeddingCache",
@@ -113,6 +119,7 @@ __all__ = [
     "TransferTask",
     "WordOrderPairs",
     "alignment_uniformity",
+    "backend_model",
     "compare_table",
     "cont_oppn_scores",
     "cont_oppn_split",

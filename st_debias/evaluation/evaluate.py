@@ -8,6 +8,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from st_debias.evaluation.backends import backend_label, check_backend, model_backend
 from st_debias.evaluation.bias import (
     alignment_uniformity,
     cont_oppn_scores,
@@ -27,6 +28,7 @@ from st_debias.evaluation.bias_data import (
 from st_debias.evaluation.embeddings import EmbeddingCache, load_any_model, model_fingerprint
 from st_debias.evaluation.entries import check_tasks
 from st_debias.evaluation.pairs import load_pair_rows, training_pair_statistics
+from st_debias.evaluation.runtimes import backend_model
 from st_debias.evaluation.sts import STSSuite
 from st_debias.evaluation.sts_data import STS_TASKS
 from st_debias.evaluation.transfer import check_transfer_tasks, evaluate_transfer
@@ -56,6 +58,8 @@ def evaluate_model(
     pair_columns: Sequence[str] | None = None,
     sts_tasks: Sequence[str] = STS_TASKS,
     transfer_tasks: Sequence[str] = TRANSFER_TASKS,
+    backend: str = "torch",
+    cache_dir: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """Evaluate one model and return its ``results.json`` entry.
 
@@ -87,11 +91,17 @@ def evaluate_model(
             STS-7 average; the bias probes need ``STSBenchmark`` in it.
         transfer_tasks: the SentEval transfer tasks of the ``transfer`` group (default all seven;
             :data:`~st_debias.evaluation.transfer.QUICK_TRANSFER_TASKS` trains SST-2 on its dev split).
+        backend: what runs the transformer for every encode (STS, probes, MTEB, transfer): ``torch``, or
+            ``onnx``/``openvino``/``onnx-int8`` through :func:`~st_debias.evaluation.runtimes.backend_model`,
+            which converts once and checks the fp32 backends against torch. Recorded as ``backend``; the label gets
+            ``[backend]`` appended (``[onnx-int8]``: not the model's fp32 figures).
+        cache_dir: cache root for a backend's conversion (default ``$ST_DEBIAS_CACHE`` or ~/.cache/st_debias).
 
     Returns:
         ``{"model", "fingerprint", "sts": {task: score, "avg"}, "sts_subsets": {task: {subset: {...}}}, "bias":
         {...}, "mteb": {...}, "transfer": {task: accuracy, "avg"}, "transfer_selection": {...},
-        "transfer_details": {...}, "sources": {...}, "encoded_sentences", "timing_s", "environment"}``; blocks
+        "transfer_details": {...}, "sources": {...}, "backend": {...}, "encoded_sentences", "timing_s", "environment"}``;
+        blocks
         for groups not asked for are absent (``sts_subsets``: :meth:`~st_debias.evaluation.sts.STSSuite.subset_scores`,
         absent when no set scored has several subsets).
         STS scores are Spearman ×100, transfer scores accuracy ×100 (``transfer_selection``: the dev or
@@ -110,11 +120,14 @@ def evaluate_model(
         raise ValueError(
             "The bias probes (alignment/uniformity, Cont/Oppn) need STSBenchmark among sts_tasks"
         )
+    check_backend(backend)
     start = time.perf_counter()
     st_model, default_label = load_any_model(model)
-    label = label or default_label
+    encoder = backend_model(st_model, backend, cache_dir)
+    info = model_backend(encoder)
+    label = backend_label(label or default_label, info.name)
     timing: dict[str, float] = {"load_model": time.perf_counter() - start}
-    entry: dict[str, Any] = {"model": label, "fingerprint": model_fingerprint(st_model)}
+    entry: dict[str, Any] = {"model": label, "fingerprint": model_fingerprint(st_model), "backend": info.as_dict()}
     if sts_tasks != STS_TASKS:
         entry["evaluation"] = {"sts_tasks": list(sts_tasks), "full": False}
     sources: dict[str, Any] = {}
@@ -130,7 +143,7 @@ def evaluate_model(
         negation_meaning = load_negation_meaning_items(data_dir)
     timing["load_data"] = time.perf_counter() - t0
 
-    cache = EmbeddingCache(st_model, batch_size=batch_size, show_progress_bar=show_progress_bar)
+    cache = EmbeddingCache(encoder, batch_size=batch_size, show_progress_bar=show_progress_bar)
     if suite is not None:
         t0 = time.perf_counter()
         sentences = suite.sentences()
@@ -141,7 +154,8 @@ def evaluate_model(
             sentences += negation_meaning.sentences()
         announce(
             f"Evaluating {label} on {_describe(groups, negations, sts_tasks)}: {len(dict.fromkeys(sentences)):,} unique "
-            f"sentences (up to {st_model.max_seq_length} tokens, batch {batch_size}, {torch_threads()})…",
+            f"sentences (up to {st_model.max_seq_length} tokens, batch {batch_size}, {torch_threads()}"
+            f"{'' if info.name == 'torch' else ', backend ' + info.name})…",
             show_progress_bar,
         )
         cache.prefetch(sentences)
@@ -186,7 +200,7 @@ def evaluate_model(
 
         t0 = time.perf_counter()
         mteb_result = run_mteb(
-            st_model,
+            encoder,
             list(mteb_tasks),
             data=mteb_data,
             data_dir=data_dir,
@@ -202,7 +216,7 @@ def evaluate_model(
     if "transfer" in groups:
         t0 = time.perf_counter()
         transfer = evaluate_transfer(
-            st_model, transfer_tasks, data_dir, batch_size=batch_size, show_progress_bar=show_progress_bar
+            encoder, transfer_tasks, data_dir, batch_size=batch_size, show_progress_bar=show_progress_bar
         )
         entry["transfer"] = transfer["scores"]
         entry["transfer_selection"] = transfer["selection"]

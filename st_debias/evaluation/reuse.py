@@ -1,7 +1,8 @@
 """Reuse an evaluation only when it is provably the same computation: same weights, data and settings.
 
 A ``results.json`` entry depends on the model's weights, its inference settings (modules, pooling,
-``max_seq_length``), the evaluation data files, the evaluation settings (task groups, negation pairs)
+``max_seq_length``), the backend that ran it (torch, or a conversion: :mod:`st_debias.evaluation.backends`), the
+evaluation data files, the evaluation settings (task groups, negation pairs)
 and the metric code. :class:`EvaluationKey` records all of them; an entry is reused only when every
 field matches. Two places are searched, in order:
 
@@ -31,6 +32,7 @@ import numpy as np
 
 from st_debias.data.io.corpus import WIKI_CORPUS
 from st_debias.datafiles import file_sha256
+from st_debias.evaluation.backends import backend_info, backend_label
 from st_debias.evaluation.bias_data import CANNOT_DIR, DEFAULT_NEGATION_PAIRS, DEFAULT_WORD_ORDER_LINES
 from st_debias.evaluation.sts_data import LOCAL_FILES, STS_TASKS
 from st_debias.files import atomic_write_json
@@ -65,6 +67,9 @@ class EvaluationKey:
         data: ``{path relative to the data folder: sha256}`` of every evaluation file read.
         format: :data:`EVALUATION_FORMAT`.
         sts_tasks: the STS sets scored (the STS-7, or a quick subset).
+        backend: :meth:`~st_debias.evaluation.backends.BackendInfo.tag` of the backend that encoded: ``torch``, or
+            the backend, runtime and exporter versions and precision of a conversion. Left out of the stored key
+            (and of the digest) for torch, so entries stored before backends existed still match.
     """
 
     fingerprint: str
@@ -74,9 +79,13 @@ class EvaluationKey:
     data: dict[str, str]
     format: int = EVALUATION_FORMAT
     sts_tasks: tuple[str, ...] = STS_TASKS
+    backend: str = "torch"
 
     def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "tasks": list(self.tasks), "sts_tasks": list(self.sts_tasks)}
+        values = {**asdict(self), "tasks": list(self.tasks), "sts_tasks": list(self.sts_tasks)}
+        if self.backend == "torch":
+            del values["backend"]
+        return values
 
     def digest(self) -> str:
         """A short hash of the whole key (the cache file name)."""
@@ -96,6 +105,8 @@ class EvaluationKey:
         """Why ``other`` describes a different evaluation (None when it is the same), in words."""
         if self.fingerprint != other.fingerprint:
             return f"weights fingerprint {other.fingerprint} ≠ {self.fingerprint}"
+        if self.backend != other.backend:
+            return f"backend {other.backend} ≠ {self.backend}"
         if self.inference != other.inference:
             return "inference settings differ (modules, pooling, max_seq_length or tokenizer)"
         if self.format != other.format:
@@ -159,8 +170,12 @@ def evaluation_key(
     data_folder: str | os.PathLike[str] | None = None,
     negation_pairs: int | None = DEFAULT_NEGATION_PAIRS,
     sts_tasks: Sequence[str] = STS_TASKS,
+    backend: str = "torch",
 ) -> EvaluationKey | None:
     """The key of evaluating ``model`` on ``tasks``; None when the evaluation cannot be reused.
+
+    ``backend`` (one of :data:`~st_debias.evaluation.backends.BACKENDS`) enters the key with its runtime's
+    version, so figures of one backend are never reused as another's.
 
     Not reusable: a task group outside :data:`REUSABLE_GROUPS` (MTEB), or data not read from local files
     (hub fallback, missing folder), whose content cannot be checksummed.
@@ -178,6 +193,7 @@ def evaluation_key(
         negation_pairs=negation_pairs if "bias" in groups else None,
         data={name: file_sha256(path) for name, path in files.items()},
         sts_tasks=tuple(sts_tasks),
+        backend=backend_info(backend).tag(),
     )
 
 
@@ -343,7 +359,8 @@ def evaluate_or_reuse(
         packaged: folder of packaged evaluations to search (default: the package's own).
         sts_tasks: the STS sets to score; for a subset (quick evaluation) a stored *full* evaluation with
             the same key is reused through :func:`restrict_entry`.
-        evaluate_kwargs: passed to ``evaluate_model`` (e.g. ``batch_size``); ``negation_pairs`` is part of the key.
+        evaluate_kwargs: passed to ``evaluate_model`` (e.g. ``batch_size``); ``negation_pairs`` and ``backend`` are
+            part of the key.
     """
     from st_debias.evaluation.evaluate import evaluate_model
     from st_debias.progress import announce
@@ -356,10 +373,12 @@ def evaluate_or_reuse(
             model, rest, data_folder, label=label, cache_dir=cache_dir, show_progress_bar=show_progress_bar,
             packaged=packaged, sts_tasks=sts_tasks, **evaluate_kwargs,
         )  # fmt: skip
-        transfer_kwargs = {k: v for k, v in evaluate_kwargs.items() if k in ("batch_size", "transfer_tasks")}
+        transfer_kwargs = {
+            k: v for k, v in evaluate_kwargs.items() if k in ("batch_size", "transfer_tasks", "backend")
+        }
         transfer = evaluate_model(
             model, tasks=(TRANSFER_GROUP,), data_dir=data_folder, label=label,
-            show_progress_bar=show_progress_bar, **transfer_kwargs,
+            show_progress_bar=show_progress_bar, cache_dir=cache_dir, **transfer_kwargs,
         )  # fmt: skip
         for block in ("transfer", "transfer_selection", "transfer_details"):
             result[block] = transfer[block]
@@ -367,8 +386,9 @@ def evaluate_or_reuse(
         result.setdefault("timing_s", {})[TRANSFER_GROUP] = transfer["timing_s"][TRANSFER_GROUP]
         return result
     negation_pairs = evaluate_kwargs.get("negation_pairs", DEFAULT_NEGATION_PAIRS)
+    backend = evaluate_kwargs.get("backend", "torch")
     sts_tasks = tuple(sts_tasks)
-    key = evaluation_key(model, tasks, data_folder, negation_pairs, sts_tasks)
+    key = evaluation_key(model, tasks, data_folder, negation_pairs, sts_tasks, backend)
     if evaluate_kwargs.get("pair_dataset") is not None:
         key = None  # training-pair statistics depend on a dataset the key does not describe
     if evaluate_kwargs.get("word_order_lines", DEFAULT_WORD_ORDER_LINES) != DEFAULT_WORD_ORDER_LINES:
@@ -376,7 +396,7 @@ def evaluate_or_reuse(
     if key is not None:
         candidates = [(key, False)]
         if sts_tasks != STS_TASKS:
-            full_key = evaluation_key(model, tasks, data_folder, negation_pairs, STS_TASKS)
+            full_key = evaluation_key(model, tasks, data_folder, negation_pairs, STS_TASKS, backend)
             candidates += [(full_key, True)] if full_key is not None else []
         rejected: list[str] = []
         for candidate, restrict in candidates:
@@ -400,8 +420,9 @@ def evaluate_or_reuse(
                 "path": portable_path(lookup.reused.path),
                 "computed_by": result.get("computed_by"),
             }
+            result.setdefault("backend", {"name": "torch"})  # stored before entries named their backend
             if label:
-                result["model"] = label
+                result["model"] = backend_label(label, backend)
             return result
         for reason in rejected:
             announce(f"Not reusing the packaged evaluation {reason}; evaluating instead.", show_progress_bar)
@@ -412,6 +433,7 @@ def evaluate_or_reuse(
         label=label,
         show_progress_bar=show_progress_bar,
         sts_tasks=sts_tasks,
+        cache_dir=cache_dir,
         **evaluate_kwargs,
     )
     if key is not None:

@@ -11,6 +11,7 @@ import collections
 import itertools
 import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,6 +50,15 @@ def mini_data(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Pa
         tail = collections.deque(handle, maxlen=MINI_CORPUS_LINES)
     (target / "corpus" / "wiki_sentences.txt").write_text("".join(head + list(tail)), encoding="utf-8")
     return target
+
+
+def leaves(value: Any, prefix: str = "") -> dict[str, Any]:
+    """Flatten nested dicts/lists of a results entry into ``{path: leaf}`` (for approximate comparison)."""
+    if isinstance(value, dict):
+        return {k: v for key, item in value.items() for k, v in leaves(item, f"{prefix}/{key}").items()}
+    if isinstance(value, list):
+        return {k: v for i, item in enumerate(value) for k, v in leaves(item, f"{prefix}/{i}").items()}
+    return {prefix: value}
 
 
 class FakeEncoder:

@@ -22,6 +22,7 @@ from st_debias.evaluation.reuse import (
     stored_entry,
 )
 from st_debias.files import atomic_write_json
+from tests.evaluation.conftest import leaves
 
 TASKS = ("sts", "bias")
 
@@ -47,15 +48,6 @@ def packaged(tmp_path: Path, tiny_model, mini_data: Path) -> tuple[Path, dict]:
     key = evaluation_key(tiny_model, TASKS, mini_data)
     atomic_write_json(folder / "tiny.json", stored_entry(key, result, mini_data), indent=1)
     return folder, result
-
-
-def _leaves(value, prefix: str = "") -> dict:
-    """Flatten nested dicts/lists of a results entry into ``{path: leaf}`` (for approximate comparison)."""
-    if isinstance(value, dict):
-        return {k: v for key, item in value.items() for k, v in _leaves(item, f"{prefix}/{key}").items()}
-    if isinstance(value, list):
-        return {k: v for i, item in enumerate(value) for k, v in _leaves(item, f"{prefix}/{i}").items()}
-    return {prefix: value}
 
 
 def _reuse(model, data, tmp_path: Path, folder: Path, **kwargs):
@@ -213,7 +205,7 @@ def test_quick_evaluation_is_the_full_entry_restricted_exactly(
     direct = evaluate_model(tiny_model, TASKS, mini_data, show_progress_bar=False, sts_tasks=QUICK_STS_TASKS)
     assert reused["sts"] == direct["sts"]
     # Encoding other sentences alongside changes the padding of a batch: float32 noise of ~1e-9, no more.
-    got, want = _leaves(reused["bias"]), _leaves(direct["bias"])
+    got, want = leaves(reused["bias"]), leaves(direct["bias"])
     floats = {k for k, v in want.items() if isinstance(v, float)}
     assert {k: got[k] for k in floats} == pytest.approx({k: want[k] for k in floats}, rel=1e-6, abs=1e-9)
     assert {k: v for k, v in got.items() if k not in floats} == {
