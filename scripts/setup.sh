@@ -10,7 +10,7 @@ fi
 python -m pip install -q --upgrade pip
 # The CPU wheel of torch; a bare "torch" would pull a multi-GB CUDA build.
 python -m pip install -q "torch==2.13.0"
-python -m pip install -q -e ".[dev]"
+python -m pip install -q -e ".[dev,onnx,openvino]"
 # The lab (benchmarks/, never shipped): its scripts import it as a package, and its losses and data.mix sources
 # reach recipes through its entry points.
 python -m pip install -q -e benchmarks

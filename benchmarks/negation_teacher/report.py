@@ -12,6 +12,7 @@ import json
 import re
 from pathlib import Path
 
+from benchmarks.harness.provenance import write_table
 from st_debias.files import atomic_write_text
 
 HERE = Path(__file__).resolve().parent
@@ -84,12 +85,11 @@ def main(argv: list[str] | None = None) -> int:
     if split:
         blocks += ["", "The negation-meaning dev probe by subset: (i) / (ii) / (iii) per model.", "", *split]
     text = "\n".join(blocks) + "\n"
-    atomic_write_text(OUT, text)
+    write_table(OUT, blocks, {"sources": sorted(str(f.relative_to(HERE)) for f in [*RUNS.glob("*.json"), SPLIT] if f.is_file())})
     readme = README.read_text(encoding="utf-8")
     if BEGIN in readme:
         readme = re.sub(re.escape(BEGIN) + r".*?" + re.escape(END), f"{BEGIN}\n{text}{END}", readme, flags=re.S)
         atomic_write_text(README, readme)
-    print(text)
     return 0
 
 

@@ -23,6 +23,7 @@ from st_debias.data.generators import GENERATOR_CHOICES, CandidateGenerator
 from st_debias.data.io.report import BuildReport, merge_reports
 from st_debias.data.ipw.builder import IPWBuilder
 from st_debias.data.negation.builder import OssCSEBuilder
+from st_debias.data.text import MER_WINDOW
 
 __all__ = [
     "GENERATOR_CHOICES",
@@ -41,7 +42,7 @@ def candidate_generators(
     choice: str,
     builder: Literal["negation", "ipw"] = "negation",
     *,
-    mer_range: tuple[float, float] = (0.15, 0.6),
+    mer_range: tuple[float, float] = MER_WINDOW,
     spacy_model: str | None = None,
 ) -> list[CandidateGenerator]:
     """The generators of one of :data:`GENERATOR_CHOICES` (``dropout``: none).
@@ -125,7 +126,7 @@ def negation_builder(*, generator: str = DEFAULT_PARAPHRASES, **options: Any) ->
         options["paraphrase_generators"] = candidate_generators(
             generator,
             "negation",
-            mer_range=options.get("mer_range", (0.15, 0.6)),
+            mer_range=options.get("mer_range", MER_WINDOW),
             spacy_model=negator.model if negator is not None else None,
         )
         if generator == "dropout":

@@ -7,6 +7,10 @@ from collections import Counter
 
 from rapidfuzz.distance import Levenshtein
 
+#: OssCSE's window of word-level match error rate between a sentence and its paraphrase (paper: [0.15, 0.6]): the
+#: default of every builder and generator that filters paraphrases by it.
+MER_WINDOW: tuple[float, float] = (0.15, 0.6)
+
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 
 

@@ -26,7 +26,7 @@ from st_debias.data.generators import CandidateGenerator, candidate_pools
 from st_debias.data.io.report import BuildReport
 from st_debias.data.negation.negator import Negator
 from st_debias.data.parallel import Block
-from st_debias.data.text import lexical_overlap, match_error_rate
+from st_debias.data.text import MER_WINDOW, lexical_overlap, match_error_rate
 
 
 class OssCSEBuilder:
@@ -55,7 +55,7 @@ class OssCSEBuilder:
         negator: Negator | None = None,
         *,
         paraphrase_generators: Sequence[CandidateGenerator] | None = None,
-        mer_range: tuple[float, float] = (0.15, 0.6),
+        mer_range: tuple[float, float] = MER_WINDOW,
         on_missing_paraphrase: Literal["skip", "anchor"] = "skip",
         seed: int = 0,
         show_progress_bar: bool = False,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from st_debias.data.io.report import BuildReport
-from st_debias.data.text import match_error_rate
+from st_debias.data.text import MER_WINDOW, match_error_rate
 
 if TYPE_CHECKING:
     from datasets import Dataset
@@ -53,7 +53,7 @@ class ParaphrasePairBuilder:
     def __init__(
         self,
         transforms: Sequence[str] | None = None,
-        mer_window: tuple[float, float] = (0.15, 0.6),
+        mer_window: tuple[float, float] = MER_WINDOW,
         max_candidates: int = 4,
         *,
         seed: int = 0,

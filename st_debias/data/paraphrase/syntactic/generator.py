@@ -10,7 +10,7 @@ from typing import Any, Literal
 from st_debias.data.generators import Candidate, CandidateGenerator
 from st_debias.data.paraphrase.syntactic.draft import Draft, Surface, render
 from st_debias.data.paraphrase.syntactic.rules import RULES, Edit, Parsed
-from st_debias.data.text import match_error_rate, words
+from st_debias.data.text import MER_WINDOW, match_error_rate, words
 
 STRUCTURAL = (
     "passive",
@@ -93,7 +93,7 @@ class SyntacticParaphraser(CandidateGenerator):
         self,
         spacy_model: str | None = None,
         transforms: Sequence[str] | None = None,
-        mer_window: tuple[float, float] = (0.15, 0.6),
+        mer_window: tuple[float, float] = MER_WINDOW,
         max_candidates: int = 4,
         batch_size: int = 256,
         n_process: int = 1,
