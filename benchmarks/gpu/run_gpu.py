@@ -22,7 +22,8 @@ Stages:
 - ``epoch``: ``simcse`` and ``st-debias`` from all-MiniLM-L6-v2 for one epoch of the 200,000-sentence corpus (3,125
   steps of 64 rows, 32 tokens, seed 42) through ``st_debias.recipes.train_recipe`` and the harness runner, then the
   STS-7 and bias probes (before and after) and the SentEval transfer tasks. Resumable: a run stopped by SIGTERM
-  saves a checkpoint; ``--resume`` continues from the newest complete one under the same code and options.
+  saves a checkpoint and exits with status 75; ``--resume`` continues from the newest complete one under the same
+  code and options.
 
 Rows are real corpus sentences, two consecutive ones joined so that a row fills the 32 tokens, drawn at random with
 a fixed seed. Every result file is stamped (``write_stamped_json``) and names the device
@@ -62,6 +63,8 @@ SETUPS: dict[str, tuple[int, dict[str, Any], bool]] = {
     "MarginNegationLoss": (3, {}, False),  # its default contrastive="dropout" embeds the anchor a second time
 }
 COLUMN_NAMES = {2: "pairs", 3: "triplets", 4: "4 columns"}
+INTERRUPTED = 75
+"""Exit status of an epoch stage stopped by SIGTERM at a checkpoint: rerun it with ``--resume``."""
 
 
 def _torch():
@@ -390,8 +393,14 @@ def main(argv: list[str] | None = None) -> int:
             del model
             gc.collect()
     if "epoch" in args.stages:
-        for path in stage_epoch(args, facts, results):
-            print(f"[gpu] wrote {path}", flush=True)
+        from st_debias.recipes.stopping import TrainingInterrupted
+
+        try:
+            for path in stage_epoch(args, facts, results):
+                print(f"[gpu] wrote {path}", flush=True)
+        except TrainingInterrupted as error:  # SIGTERM (timeout -s TERM): a checkpoint is saved
+            print(f"[gpu] {error} Continue with the same command and --resume.", file=sys.stderr, flush=True)
+            return INTERRUPTED
     return 0
 
 
