@@ -216,6 +216,7 @@ def stage_step_time(args: argparse.Namespace, model) -> dict[str, Any]:
                         synchronize(args.device)
                     except _oom_types():
                         times[case] = "oom"
+                    if times[case] == "oom":  # freed outside the handler, whose traceback holds the tensors
                         _free(optimizer, args.device)
                         continue
                     if round_index >= args.warmup:
@@ -280,6 +281,7 @@ def stage_memory(args: argparse.Namespace, model) -> dict[str, Any]:
             except (*_oom_types(), SimulatedOOM) as error:
                 out_of_memory = True
                 rows.append({**row, "peak_mib": "oom", "note": str(error).splitlines()[0][:200]})
+            if out_of_memory:  # freed outside the handler, whose traceback holds the tensors
                 _free(optimizer, args.device)
         del loss
         _free(optimizer, args.device)
