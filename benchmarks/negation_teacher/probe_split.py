@@ -109,7 +109,10 @@ def main(argv: list[str] | None = None) -> int:
         first = next(iter(scores.values()))[name]
         cells = [f"{scores[label][name][key]:.3f}" for label in models for _, key in FIGURES]
         lines.append(f"| {name} | {first['items']} | " + " | ".join(cells) + " |")
-    write_table(args.out, lines, {"models": models, "scores": scores,
+    from st_debias.paths import portable_path
+
+    portable = {label: portable_path(path) if Path(path).exists() else path for label, path in models.items()}
+    write_table(args.out, lines, {"models": portable, "scores": scores,
                                   "subset_items": {n: len(s) for n, s in subsets.items()}})
     return 0
 
