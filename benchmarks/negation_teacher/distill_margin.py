@@ -92,28 +92,30 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
                 bool(negation_count(a)) and not negation_count(p) and bool(negation_count(n))
                 for a, p, n in zip(*columns, strict=True)
             ], device=embeddings[0].device)
-        teacher = self.teacher_embeddings([text for column in columns for text in column])
+            columns = [[text for text, kept in zip(column, rows.tolist(), strict=True) if kept] for column in columns]
+        # The teacher embeds only the rows it is distilled on.
+        texts = [text for column in columns for text in column]
+        teacher = self.teacher_embeddings(texts) if texts else embeddings[0].new_zeros(0, 1)
         return self.compute_loss_from_embeddings(embeddings, labels, teacher=teacher, rows=rows)
 
     def compute_loss_from_embeddings(
         self, embeddings: list[Tensor], labels: Tensor | None = None, teacher: Tensor | None = None,
         rows: Tensor | None = None,
     ) -> LossOutput:
-        """``MarginNegationLoss``'s parts plus ``teacher``, the distillation term against ``teacher`` (the teacher's
-        embeddings of the anchor, positive and negative columns stacked in that order) on the rows where ``rows``
-        (a boolean mask) is true, every row when None; 0 when no row is."""
+        """``MarginNegationLoss``'s parts plus ``teacher``, the distillation term on the rows where ``rows`` (a boolean
+        mask) is true, every row when None, 0 when none is. ``teacher``: the teacher's embeddings of those rows'
+        anchor, positive and negative columns, stacked in that order."""
         if teacher is None:
             raise ValueError("TeacherDistillMarginLoss.compute_loss_from_embeddings needs teacher= embeddings.")
         output = MarginNegationLoss.compute_loss_from_embeddings(self, embeddings, labels)
         parts = dict(output) if isinstance(output, dict) else {"MarginNegationLoss": output}
         student = [core.at_least_float32(e) for e in embeddings[:STRUCTURE_COLUMNS]]
-        anchor, positive, negative = core.at_least_float32(teacher.to(student[0].device)).chunk(STRUCTURE_COLUMNS)
         if rows is not None:
             if not bool(rows.any()):
                 parts["teacher"] = student[0].sum() * 0.0
                 return combine_parts(parts, self.return_parts)
             student = [column[rows] for column in student]
-            anchor, positive, negative = anchor[rows], positive[rows], negative[rows]
+        anchor, positive, negative = core.at_least_float32(teacher.to(student[0].device)).chunk(STRUCTURE_COLUMNS)
         scores = (pairwise_cos_sim(anchor, positive), pairwise_cos_sim(anchor, negative))
         targets = scores[0] - scores[1] if self.distill == "margin_mse" else torch.stack(scores, dim=1)
         parts["teacher"] = self.teacher_weight * self._distill_loss.compute_loss_from_embeddings(student, targets)

@@ -25,6 +25,7 @@ from typing import Any
 from benchmarks.harness.provenance import write_table
 from benchmarks.negation_teacher.wordnet_pairs import sorted_pair, wordnet_antonyms
 from benchmarks.selection.held_out_pairs import antonym_pair, in_training_half
+from st_debias.datafiles import text_lines
 
 FIGURES = (("(i) ↑", "paraphrase_over_affirmative"), ("(ii) ↑", "paraphrase_over_negated_antonym"),
            ("(iii) ↓", "polarity_cluster"))
@@ -55,7 +56,7 @@ def probe_subsets() -> dict[str, Any]:
                 curated, [s == in_half and p == is_prefixed for s, p in zip(seen, prefixed, strict=True)])
     out["curated, other word"] = subset(curated, [not p for p in prefixed])
     start, stop = curated.line_range
-    sentences = _corpus_lines(curated.source, start - 1, stop)
+    sentences = [line.strip() for number, line in text_lines(curated.source) if start <= number <= stop]
     built = cached_negation_meaning_quadruples(sentences, None, wordnet_antonyms())
     curated_pairs = {sorted_pair(a, b) for a, b in SAFE_ANTONYMS.items()}
     wordnet = dataclasses.replace(
@@ -69,11 +70,6 @@ def probe_subsets() -> dict[str, Any]:
         out[f"wordnet new, {half}, other word"] = subset(wordnet, [
             n and in_training_half(p) == in_half and not x for n, p, x in zip(is_new, new_pairs, wn_prefixed, strict=True)])
     return out
-
-
-def _corpus_lines(source: str, start: int, stop: int) -> list[str]:
-    with open(source, encoding="utf-8") as file:
-        return [line.strip() for number, line in enumerate(file) if start <= number < stop]
 
 
 def score(model_name: str, subsets: dict[str, Any]) -> dict[str, dict[str, float]]:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.harness.provenance import write_stamped_json
-from benchmarks.selection.held_out_pairs import in_training_half
+from benchmarks.selection.held_out_pairs import antonym_pair, in_training_half
 from st_debias.data.lexicon import SAFE_ANTONYMS, is_prefixed_antonym
 from st_debias.recipes.mix_sources import MixSource, SourceRows, meaning_rows, negation_meaning_quadruples
 
@@ -130,8 +130,6 @@ WORDNET_HALF = MixSource(wordnet_half_rows, reads_corpus=True)
 
 
 def _quadruple_pair(quadruple: tuple[str, str, str, str]) -> tuple[str, str]:
-    from benchmarks.selection.held_out_pairs import antonym_pair
-
     return antonym_pair(quadruple[0], quadruple[2])
 
 

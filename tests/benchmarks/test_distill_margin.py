@@ -66,11 +66,11 @@ def test_rows_mask_distills_the_selected_rows_only_and_zero_rows_give_zero() -> 
     teacher = torch.randn(12, 8, generator=generator, dtype=torch.float64)
     loss = TeacherDistillMarginLoss(None, teacher_weight=1.0)
     rows = torch.tensor([True, False, True, False])
-    term = loss.compute_loss_from_embeddings(columns, teacher=teacher, rows=rows)["teacher"]
     kept = [c[rows] for c in columns[:3]]
-    kept_teacher = torch.cat([c[rows] for c in teacher.chunk(3)])
+    kept_teacher = torch.cat([c[rows] for c in teacher.chunk(3)])  # the teacher embeds the kept rows only
+    term = loss.compute_loss_from_embeddings(columns, teacher=kept_teacher, rows=rows)["teacher"]
     assert term.item() == pytest.approx(margin_mse_reference(kept, kept_teacher), rel=1e-9)
-    none = loss.compute_loss_from_embeddings(columns, teacher=teacher, rows=torch.zeros(4, dtype=torch.bool))["teacher"]
+    none = loss.compute_loss_from_embeddings(columns, teacher=teacher[:0], rows=torch.zeros(4, dtype=torch.bool))["teacher"]
     assert none.item() == 0.0
     none.backward()
 
@@ -91,9 +91,13 @@ def test_negated_anchor_rows_are_the_negation_meaning_rows(tiny_model, tiny_mode
         return original(embeddings, labels, teacher=teacher, rows=rows)
 
     loss.compute_loss_from_embeddings = recording
+    embedded: list[list[str]] = []
+    original_embeddings = loss.teacher_embeddings
+    loss.teacher_embeddings = lambda texts: embedded.append(list(texts)) or original_embeddings(texts)
     features = [tiny_model.tokenize([row[i] for row in rows]) for i in range(3)]
     parts = loss(features)
     assert seen[0].tolist() == [True, True, False]
+    assert len(embedded[0]) == 6, "the teacher embeds the two selected rows' three columns, not the minimal pair"
     assert parts["teacher"].item() >= 0.0
 
 
