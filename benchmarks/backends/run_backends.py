@@ -31,6 +31,16 @@ def figures(entry: Any, prefix: str = "") -> dict[str, float]:
     return {prefix: entry} if isinstance(entry, float) else {}
 
 
+def largest_differences(reference: dict[str, float], got: dict[str, float], count: int = 8) -> list[dict[str, Any]]:
+    """The ``count`` figures furthest from torch's, each with its path, torch's value and this backend's."""
+    ranked = sorted(reference, key=lambda key: abs(got[key] - reference[key]), reverse=True)[:count]
+    return [
+        {"figure": key, "torch": reference[key], "backend": got[key], "difference": abs(got[key] - reference[key])}
+        for key in ranked
+        if got[key] != reference[key]
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="default")
@@ -72,11 +82,14 @@ def main(argv: list[str] | None = None) -> int:
             "machine": watch.record(),
             "backend": entry["backend"],
             "largest_figure_difference": max(abs(got[k] - v) for k, v in reference.items()),
+            "largest_differences": largest_differences(reference, got),
             "sts": entry.get("sts"),
         }
     for watch in watches:
         watch.refuse_if_loaded(allow=args.allow_load)
-    path = write_stamped_json(Path(args.out) / f"{args.name}.json", {"model": args.model, "runs": runs})
+    path = write_stamped_json(
+        Path(args.out) / f"{args.name}.json", {"model": args.model, "tasks": args.tasks, "runs": runs}
+    )
     print(json.dumps({b: {k: r.get(k) for k in ("wall_s", "largest_figure_difference", "skipped")} for b, r in runs.items()}, indent=1))
     print(f"wrote {path}")
     return 0

@@ -1,0 +1,101 @@
+"""The study's table and plot, from its result files (``results/*_backends*.json``): per model, tasks and backend,
+the evaluation's wall time, its speed against torch's, the one-off conversion, and the figure furthest from
+torch's. Written to ``results/backends.md``, ``results/backends.png`` and into the README between its table markers.
+
+    python benchmarks/backends/report.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from benchmarks.harness.provenance import write_table
+from st_debias.files import atomic_write_text
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+README = HERE / "README.md"
+BEGIN, END = "<!-- tables: begin (report.py) -->", "<!-- tables: end -->"
+
+
+def runs() -> list[tuple[str, dict[str, Any]]]:
+    """``(result file stem, its content)`` of every timing result, in name order; a result written before the
+    script recorded its tasks is read by its name (``…_transfer``: ``--tasks transfer``)."""
+    found = []
+    for file in sorted(RESULTS.glob("*_backends*.json")):
+        result = json.loads(file.read_text(encoding="utf-8"))
+        result.setdefault("tasks", "transfer" if file.stem.endswith("_transfer") else "sts,bias")
+        found.append((file.stem, result))
+    return found
+
+
+def furthest(run: dict[str, Any]) -> str:
+    """The figure furthest from torch's, as ``path: torch → backend``; ``–`` when every figure is equal."""
+    differences = run.get("largest_differences") or []
+    if not differences:
+        return "–" if run.get("largest_figure_difference", 0) == 0 else f"{run['largest_figure_difference']:.2g}"
+    top = differences[0]
+    return f"{top['difference']:.2g} (`{top['figure'].lstrip('/')}`: {top['torch']:.6g} → {top['backend']:.6g})"
+
+
+def table() -> list[str]:
+    lines = [
+        "| result | model | tasks | backend | wall s | × torch | conversion s | quiet | largest difference from torch |",
+        "|---|---|---|---|---:|---:|---:|---|---|",
+    ]
+    for stem, result in runs():
+        torch_s = result["runs"].get("torch", {}).get("wall_s")
+        for backend, run in result["runs"].items():
+            if "skipped" in run and "wall_s" not in run:
+                lines.append(f"| {stem} | {result['model']} | {result['tasks']} | {backend} | skipped: "
+                             f"{run['skipped']} | | | | |")
+                continue
+            speed = f"{torch_s / run['wall_s']:.2f}" if torch_s else "–"
+            lines.append(
+                f"| {stem} | {result['model']} | {result['tasks']} | {backend} | {run['wall_s']:.1f} | "
+                f"{speed} | {run['convert_s']:.1f} | {'yes' if run['machine']['quiet'] else 'no'} | {furthest(run)} |"
+            )
+    return lines
+
+
+def plot(path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    results = runs()
+    fig, axes = plt.subplots(1, len(results), figsize=(4.2 * len(results), 3.6), squeeze=False)
+    for axis, (_, result) in zip(axes[0], results, strict=True):
+        names = [b for b, r in result["runs"].items() if "wall_s" in r]
+        walls = [result["runs"][b]["wall_s"] for b in names]
+        bars = axis.bar(names, walls, color=["#777777" if b == "torch" else "#4c72b0" for b in names])
+        axis.bar_label(bars, labels=[f"{w:.0f} s" for w in walls], fontsize=8)
+        axis.set_title(f"{result['model']}: {result['tasks']}", fontsize=9)
+        axis.set_ylabel("wall seconds (2-core CPU, alone)")
+        axis.tick_params(axis="x", labelsize=8)
+    fig.suptitle("Evaluation wall time by inference backend (int8: an approximation, not torch's figures)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=str(RESULTS / "backends.md"))
+    args = parser.parse_args(argv)
+    lines = table()
+    write_table(args.out, lines, {"results": [stem for stem, _ in runs()]})
+    plot(Path(args.out).with_suffix(".png"))
+    text = README.read_text(encoding="utf-8")
+    block = "\n".join([BEGIN, *lines, END])
+    atomic_write_text(README, re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: block, text, flags=re.S))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
