@@ -1,4 +1,5 @@
-"""The extension points: the losses a recipe may name, the kinds of training rows, and the ``data.mix`` sources.
+"""The extension points: the losses a recipe may name, the kinds of training rows, the ``data.mix`` sources, and
+the keys a package adds to recipes.
 
 Each is one :class:`Registry`. st_debias fills them with its own entries; any installed package adds more through
 Python entry points, the way pytest and MTEB plugins are found, without touching st_debias:
@@ -12,10 +13,13 @@ Python entry points, the way pytest and MTEB plugins are found, without touching
     my_rows = "my_package.rows:MY_ROWS"               # a st_debias.data.kinds.DataKind
     [project.entry-points."st_debias.mix_sources"]
     my_source = "my_package.rows:MY_SOURCE"           # a st_debias.recipes.mix_sources.MixSource
+    [project.entry-points."st_debias.recipe_extensions"]
+    my_knob = "my_package.knobs:MyKnob"               # a st_debias.recipes.extensions.RecipeExtension
 
 After ``pip install`` of that package, a recipe YAML names ``MyLoss`` like any st_debias loss and
 ``st-debias train --recipe my.yaml`` trains with it. Code that builds its entries at run time (a notebook, a
-test) calls :func:`register_loss`, :func:`register_data_kind` or :func:`register_mix_source` instead.
+test) calls :func:`register_loss`, :func:`register_data_kind`, :func:`register_mix_source` or
+:func:`register_recipe_extension` instead.
 
 A loss class tells the recipe machinery what it needs through class attributes, so that nothing branches on its
 name (each is read with a default, so any sentence-transformers loss registers as it is):
@@ -29,7 +33,8 @@ name (each is read with a default, so any sentence-transformers loss registers a
 * a loss whose class name is ``Cached`` + the name of another registered loss is that loss's GradCache form.
 
 The registries themselves live beside what they hold: :data:`st_debias.recipes.losses.LOSSES`,
-:data:`st_debias.data.kinds.DATA_KINDS` and :data:`st_debias.recipes.mix_sources.MIX_SOURCES`.
+:data:`st_debias.data.kinds.DATA_KINDS`, :data:`st_debias.recipes.mix_sources.MIX_SOURCES` and
+:data:`st_debias.recipes.extensions.RECIPE_EXTENSIONS`.
 
 Example:
     >>> from st_debias.recipes.losses import LOSSES
@@ -47,6 +52,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
     from st_debias.data.kinds import DataKind
+    from st_debias.recipes.extensions import RecipeExtension
     from st_debias.recipes.mix_sources import MixSource
 
 logger = logging.getLogger(__name__)
@@ -57,6 +63,7 @@ T = TypeVar("T")
 LOSS_GROUP = "st_debias.losses"
 DATA_KIND_GROUP = "st_debias.data_kinds"
 MIX_SOURCE_GROUP = "st_debias.mix_sources"
+RECIPE_EXTENSION_GROUP = "st_debias.recipe_extensions"
 
 
 class Registry(Mapping[str, T], Generic[T]):
@@ -182,6 +189,20 @@ def check_mix_source(name: str, entry: Any) -> None:
         raise TypeError(f"The data.mix source {name!r} must be a MixSource, got {entry!r}.")
 
 
+def check_recipe_extension(name: str, entry: Any) -> None:
+    """Refuse a recipe-extension entry that is not a ``RecipeExtension`` subclass with keys in one of its
+    sections (``TypeError``)."""
+    from st_debias.recipes.extensions import SECTIONS, RecipeExtension
+
+    if not (isinstance(entry, type) and issubclass(entry, RecipeExtension)):
+        raise TypeError(f"The recipe extension {name!r} must be a RecipeExtension subclass, got {entry!r}.")
+    if entry.section not in SECTIONS or not entry.defaults:
+        raise TypeError(
+            f"The recipe extension {name!r} must name a section among {SECTIONS} and at least one key with its "
+            f"default, got section {entry.section!r} and keys {sorted(entry.defaults)}."
+        )
+
+
 def register_loss(loss: type, name: str | None = None, *, replace: bool = False) -> None:
     """Let recipes name ``loss`` (a loss class) as ``name`` (default: the class name).
 
@@ -220,3 +241,21 @@ def register_mix_source(name: str, source: MixSource, *, replace: bool = False) 
 
     check_mix_source(name, source)
     MIX_SOURCES.register(name, source, replace=replace)
+
+
+def register_recipe_extension(name: str, extension: type[RecipeExtension], *, replace: bool = False) -> None:
+    """Let recipes set the keys of ``extension`` (a :class:`~st_debias.recipes.extensions.RecipeExtension`
+    subclass) in its section.
+
+    Raises:
+        TypeError: ``extension`` is not a ``RecipeExtension`` subclass with a section and keys.
+        ValueError: the name is taken, or one of its keys is already a key of its section.
+    """
+    from st_debias.recipes.config import section_keys
+    from st_debias.recipes.extensions import RECIPE_EXTENSIONS
+
+    check_recipe_extension(name, extension)
+    taken = sorted(set(extension.defaults) & section_keys(extension.section, without=name))
+    if taken:
+        raise ValueError(f"The recipe extension {name!r} adds {extension.section} keys {taken}, which are already keys.")
+    RECIPE_EXTENSIONS.register(name, extension, replace=replace)

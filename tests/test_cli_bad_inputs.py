@@ -478,7 +478,7 @@ def test_build_help_groups_the_options_of_each_kind(capsys) -> None:
         main(["build", "--help"])
     text = capsys.readouterr().out
     shared, ipw, negation = text.split("\noptions:")[1].split("\nipw only:")[0], *text.split("\nipw only:")[1].split(
-        "\nnegation and minimal_pairs only:"
+        "\nnegation, minimal_pairs and paraphrase only:"
     )
     for flag in ("--pool-size", "--lambda-n", "--model"):
         assert f"  {flag} " in ipw and flag not in shared + negation, flag
@@ -486,6 +486,23 @@ def test_build_help_groups_the_options_of_each_kind(capsys) -> None:
         assert f"  {flag} " in shared and flag not in ipw + negation, flag
     assert "--spacy-model" in negation and "--spacy-model" not in shared + ipw
     assert "--option KEY=VALUE" in shared
+
+
+def test_a_kinds_own_flags_take_their_defaults_and_help_from_its_builder(capsys) -> None:
+    """The flags of ``build ipw`` were a second copy of IPWBuilder's defaults; now they are read from it."""
+    import inspect
+
+    from st_debias.data.ipw.builder import IPWBuilder
+    from st_debias.data.kinds import DATA_KINDS
+
+    with pytest.raises(SystemExit):
+        main(["build", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    parameters = inspect.signature(IPWBuilder).parameters
+    for option in DATA_KINDS["ipw"].flags:
+        default, help_text = DATA_KINDS["ipw"].flag_options()[option]
+        assert default == parameters[option].default and help_text != option.replace("_", " "), option
+        assert f"--{option.replace('_', '-')} {option.upper()} {help_text} (default {default})" in text, option
 
 
 def test_build_makes_every_data_kind(capsys) -> None:

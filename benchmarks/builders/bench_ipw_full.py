@@ -25,9 +25,9 @@ from pathlib import Path
 
 import torch
 
+from benchmarks.builders.shards import encode_shard, merge_shards
 from benchmarks.harness.provenance import LoadWatch, command_line, wait_for_idle, write_stamped_json
 from st_debias.data.io.corpus import clean_sentences, read_sentences
-from st_debias.data.io.embeddings import encode_shard, merge_shards
 from st_debias.data.ipw.builder import sample_negatives
 from st_debias.paths import load_model
 

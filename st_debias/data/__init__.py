@@ -18,7 +18,7 @@ Public API (imported lazily, so ``from st_debias.data.text import words`` stays 
 * candidate generators: :class:`WordDeletion`, :class:`FrequentWordInsertion`, :class:`WordRepetition`,
   :class:`WordNetSynonym`, :class:`EditChain`, :class:`UnionGenerator`, :class:`CorpusNeighbourGenerator`,
   :class:`Seq2SeqGenerator` (plus :class:`CandidateGenerator`, :class:`Candidate` to write your own).
-* :func:`encode_corpus`, :func:`encode_shard`, :func:`merge_shards` (embedding shards, cached),
+* :func:`encode_corpus` (embeddings, cached),
   :func:`range_topk` (exact range neighbour search), :func:`merge_builds` (row shards and their reports),
   :func:`to_input_examples` (legacy ``model.fit``), :class:`BuildReport`.
 """
@@ -62,8 +62,6 @@ _EXPORTS = {
     "CorpusNeighbourGenerator": "st_debias.data.paraphrase.corpus",
     "Seq2SeqGenerator": "st_debias.data.paraphrase.seq2seq",
     "encode_corpus": "st_debias.data.io.embeddings",
-    "encode_shard": "st_debias.data.io.embeddings",
-    "merge_shards": "st_debias.data.io.embeddings",
     "range_topk": "st_debias.data.neighbours",
     "BuildReport": "st_debias.data.io.report",
     "SyntacticParaphraser": "st_debias.data.paraphrase.syntactic",

@@ -19,7 +19,12 @@ from typing import Any, Literal
 
 from datasets import Dataset, concatenate_datasets
 
-from st_debias.data.generators import GENERATOR_CHOICES, CandidateGenerator
+from st_debias.data.generators import (
+    DEFAULT_PARAPHRASES,
+    DEFAULT_POSITIVES,
+    GENERATOR_CHOICES,
+    CandidateGenerator,
+)
 from st_debias.data.io.report import BuildReport, merge_reports
 from st_debias.data.ipw.builder import IPWBuilder
 from st_debias.data.negation.builder import OssCSEBuilder
@@ -33,9 +38,6 @@ __all__ = [
     "merge_builds",
     "negation_builder",
 ]
-
-DEFAULT_PARAPHRASES = "syntactic"
-DEFAULT_POSITIVES = "edits"
 
 
 def candidate_generators(
@@ -165,7 +167,7 @@ def build_negation_dataset(
 
 def merge_builds(parts: Sequence[tuple[Dataset, BuildReport]]) -> tuple[Dataset, BuildReport]:
     """Concatenate shard builds (``IPWBuilder.build(..., shard=...)`` outputs, in shard order) and merge
-    their reports. (:func:`st_debias.data.io.embeddings.merge_shards` is its counterpart for embeddings.)"""
+    their reports."""
     if not parts:
         raise ValueError("No shards to merge.")
     return concatenate_datasets([rows for rows, _ in parts]), merge_reports([report for _, report in parts])

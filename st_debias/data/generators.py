@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 #: Named generator choices shared by the recipes (``generator:``), ``st-debias build --generator`` and the
 #: one-call builders; :func:`st_debias.data.builders.candidate_generators` turns a name into generators.
 GENERATOR_CHOICES = ("syntactic", "syntactic+edits", "edits", "dropout")
+#: The default choice for paraphrases (the negation rows) and for positives (the ipw rows).
+DEFAULT_PARAPHRASES = "syntactic"
+DEFAULT_POSITIVES = "edits"
 
 
 @dataclass(frozen=True)

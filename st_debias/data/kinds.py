@@ -18,11 +18,13 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from st_debias.data.generators import DEFAULT_PARAPHRASES, DEFAULT_POSITIVES
 from st_debias.registry import DATA_KIND_GROUP, Registry, check_data_kind
 
 if TYPE_CHECKING:
@@ -55,6 +57,12 @@ def _as_builder_arguments(options: dict[str, Any] | None) -> dict[str, Any]:
     return {key: tuple(value) if isinstance(value, list) else value for key, value in (options or {}).items()}
 
 
+def _argument_help(function: Any, name: str) -> str:
+    """The first line of ``name``'s entry in the ``Args:`` section of ``function``'s Google-style docstring."""
+    found = re.search(rf"^\s+{re.escape(name)}(?: \(.*?\))?: (.+)$", inspect.getdoc(function) or "", re.MULTILINE)
+    return found.group(1).strip() if found else name.replace("_", " ")
+
+
 def _load(reference: str) -> Any:
     module, name = reference.split(":")
     return getattr(importlib.import_module(module), name)
@@ -71,14 +79,21 @@ class DataKind:
         builder: ``"module:Class"`` of the builder whose signature holds the options; None when it takes none.
         make: with ``in_blocks``, makes the :class:`~st_debias.data.parallel.BlockBuilder` (``seed``, ``options``,
             ``show_progress_bar`` and machinery such as ``negator``); otherwise builds the rows and report of the
-            whole corpus at once (ipw: its negatives search every sentence).
+            whole corpus at once, or of the anchor slice ``shard`` (``(index, count)`` or None) against it.
         in_blocks: whether the rows build block by block (:mod:`st_debias.data.parallel`): on ``num_proc``
-            processes, as ``shard`` parts joined by :meth:`finish_parts`, resuming an interrupted build.
+            processes, as ``shard`` parts joined by :meth:`finish_parts`, resuming an interrupted build. A kind
+            whose rows need the whole corpus at once (ipw: each anchor's negatives are searched among every
+            sentence) is not; its ``make`` builds the rows of one anchor slice (``shard``) against the whole
+            corpus, and the slices' rows concatenate (:func:`st_debias.data.builders.merge_builds`).
         generator_choice: whether the ``generator`` option (:data:`st_debias.data.builders.GENERATOR_CHOICES`)
             picks the candidates, and which choice is the default.
         oversample: corpus sentences read per wanted row (builders that skip sentences need more than one).
         generators: the generators (:data:`_GENERATORS`) whose versions the rows depend on.
         mixable: whether rows of ``data.mix`` sources, (anchor, positive, negative), can join the rows.
+        flags: builder options that ``st-debias build`` also takes as flags of their own (``--num-negatives``);
+            type, default and help come from the builder's signature and docstring.
+        guide_model: the rows are built with a guide model (``model``; ``st-debias build --model``).
+        parses: the builder parses sentences with spaCy (``negator``; ``st-debias build --spacy-model``).
     """
 
     name: str
@@ -91,6 +106,9 @@ class DataKind:
     oversample: int = 1
     generators: tuple[str, ...] = ()
     mixable: bool = False
+    flags: tuple[str, ...] = ()
+    guide_model: bool = False
+    parses: bool = False
 
     def builder_class(self) -> type | None:
         return _load(self.builder) if self.builder else None
@@ -100,6 +118,15 @@ class DataKind:
         builder = self.builder_class()
         names = [n for n in inspect.signature(builder).parameters if n not in MACHINERY_OPTIONS] if builder else []
         return (["generator"] if self.generator_choice else []) + names
+
+    def flag_options(self) -> dict[str, tuple[Any, str]]:
+        """Each of :attr:`flags` with its default and help text, read from the builder's signature and the
+        ``Args:`` of its docstring (the one place the option is declared)."""
+        builder = self.builder_class()
+        if builder is None:
+            return {}
+        parameters = inspect.signature(builder).parameters
+        return {name: (parameters[name].default, _argument_help(builder, name)) for name in self.flags}
 
     def check_options(self, options: dict[str, Any], label: str = "data.options") -> None:
         """Refuse unknown options and values the builder itself refuses; ``label`` names the options in messages.
@@ -165,6 +192,7 @@ class DataKind:
         show_progress_bar: bool = False,
         num_proc: int | None = 1,
         resume: bool = True,
+        shard: tuple[int, int] | None = None,
         **machinery: Any,
     ) -> tuple[Dataset, BuildReport]:
         """The rows of ``sentences`` and the build report.
@@ -180,14 +208,18 @@ class DataKind:
             num_proc: workers (None: every usable core): processes for the blocks of a kind built in blocks,
                 threads for the negative draws of ``ipw``; the rows are the same for any count.
             resume: keep a build's finished parts under ``cache_dir`` until it ends, and reuse them.
-            **machinery: builder arguments a recipe does not set (``negator``; ``shard`` for ipw).
+            shard: ``(index, count)``: for a kind not built in blocks, the rows of that anchor slice against the
+                whole corpus (a kind in blocks builds its shards with :meth:`build_part`).
+            **machinery: builder arguments a recipe does not set (``negator``).
         """
         options = _as_builder_arguments(options)
         if not self.in_blocks:
             return self.make(
                 sentences, seed=seed, options=options, model=model, cache_dir=cache_dir,
-                show_progress_bar=show_progress_bar, num_proc=num_proc, **machinery,
+                show_progress_bar=show_progress_bar, num_proc=num_proc, shard=shard, **machinery,
             )
+        if shard is not None:
+            raise ValueError(f"data kind {self.name!r} is built in blocks: build a shard with build_part.")
         from st_debias.data.parallel import run_blocks
 
         builder = self.make(seed=seed, options=options, show_progress_bar=show_progress_bar, **machinery)
@@ -274,7 +306,7 @@ def _ipw(
     sentences: list[str], *, seed: int, options: dict[str, Any], model: Any, cache_dir: Any, show_progress_bar: bool,
     num_proc: int | None = 1, shard: tuple[int, int] | None = None,
 ) -> tuple[Dataset, BuildReport]:
-    from st_debias.data.builders import DEFAULT_POSITIVES, build_ipw_dataset
+    from st_debias.data.builders import build_ipw_dataset
 
     options = dict(options)
     return build_ipw_dataset(
@@ -286,7 +318,7 @@ def _ipw(
 def _negation(
     *, seed: int, options: dict[str, Any], show_progress_bar: bool = False, negator: Any = None
 ) -> OssCSEBuilder:
-    from st_debias.data.builders import DEFAULT_PARAPHRASES, negation_builder
+    from st_debias.data.builders import negation_builder
 
     options = dict(options)
     machinery = {"negator": negator} if negator is not None else {}
@@ -320,22 +352,24 @@ DATA_KINDS: Registry[DataKind] = Registry("data kind", DATA_KIND_GROUP, {
         DataKind(
             "ipw", "DebCSE inverse-propensity-weighted (anchor, positive, negative) rows",
             ("anchor", "positive", "negative_1"), "st_debias.data.ipw.builder:IPWBuilder", _ipw,
-            generator_choice="edits", generators=("ipw", "syntactic"),
+            generator_choice=DEFAULT_POSITIVES, generators=("ipw", "syntactic"), guide_model=True,
+            flags=("num_negatives", "pool_size", "lambda_n", "lambda_p", "temperature"),
         ),
         DataKind(
             "negation", "(anchor, paraphrase, negation) rows with spaCy negations",
             ("anchor", "paraphrase", "negation"), "st_debias.data.negation.builder:OssCSEBuilder", _negation,
-            in_blocks=True, generator_choice="syntactic", oversample=3, generators=("syntactic",), mixable=True,
+            in_blocks=True, generator_choice=DEFAULT_PARAPHRASES, oversample=3, generators=("syntactic",), mixable=True,
+            parses=True,
         ),
         DataKind(
             "minimal_pairs", "cue-balanced (anchor, positive, negative) minimal pairs",
             ("anchor", "positive", "negative"), "st_debias.data.minimal_pairs:MinimalPairBuilder", _minimal_pairs,
-            in_blocks=True, oversample=2, generators=("syntactic", "minimal_pairs"), mixable=True,
+            in_blocks=True, oversample=2, generators=("syntactic", "minimal_pairs"), mixable=True, parses=True,
         ),
         DataKind(
             "paraphrase", "(anchor, positive) pairs of syntactic paraphrases", ("anchor", "positive"),
             "st_debias.data.paraphrase.pairs:ParaphrasePairBuilder", _paraphrase, in_blocks=True, oversample=2,
-            generators=("syntactic",),
+            generators=("syntactic",), parses=True,
         ),
     )
 }, check_data_kind)

@@ -18,6 +18,16 @@ BACKENDS: tuple[str, ...] = ("torch", "onnx", "openvino", "onnx-int8")
 #: The backends whose figures must equal torch's (fp32); ``onnx-int8`` is an approximation.
 FP32_BACKENDS: tuple[str, ...] = ("torch", "onnx", "openvino")
 
+#: What ``auto`` tries on a machine without an accelerator, in order: the installed fp32 backend measured fastest
+#: on a 2-core CPU (``benchmarks/backends/``), else torch. On an accelerator ``auto`` is torch.
+AUTO_CPU_ORDER: tuple[str, ...] = ("openvino", "torch")
+
+#: The choices of ``st-debias eval --backend``: ``auto`` and every backend.
+BACKEND_CHOICES: tuple[str, ...] = ("auto", *BACKENDS)
+
+#: The environment variable that sets ``st-debias eval --backend``'s default (``auto`` when unset).
+BACKEND_ENV = "ST_DEBIAS_BACKEND"
+
 #: The Python modules each backend needs, and the extra that installs them.
 REQUIREMENTS: dict[str, tuple[tuple[str, ...], str]] = {
     "onnx": (("onnxruntime", "onnx"), "onnx"),
@@ -81,6 +91,28 @@ def check_backend(name: str) -> str:
             f"installed: pip install 'st-debias[{extra}]' (or choose --backend torch)"
         )
     return name
+
+
+def resolve_backend(name: str) -> str:
+    """The backend ``name`` stands for: itself when installed (:func:`check_backend`), and for ``auto`` the first
+    installed backend of :data:`AUTO_CPU_ORDER` on a machine without an accelerator, torch on one.
+
+    Raises:
+        ValueError: an unknown backend.
+        BackendUnavailable: a named backend whose runtime is missing (``auto`` never raises it).
+    """
+    if name != "auto":
+        return check_backend(name)
+    import torch
+
+    if torch.accelerator.is_available():
+        return "torch"
+    for candidate in AUTO_CPU_ORDER:
+        try:
+            return check_backend(candidate)
+        except BackendUnavailable:
+            continue
+    return "torch"
 
 
 def _importable(module: str) -> bool:

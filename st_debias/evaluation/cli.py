@@ -9,10 +9,11 @@ Example::
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
-from st_debias.evaluation.backends import BACKENDS
+from st_debias.evaluation.backends import AUTO_CPU_ORDER, BACKEND_CHOICES, BACKEND_ENV
 from st_debias.evaluation.bias_data import DEFAULT_NEGATION_PAIRS, DEFAULT_WORD_ORDER_LINES
 from st_debias.evaluation.entries import TASK_GROUPS
 from st_debias.evaluation.sts_data import STS_TASKS
@@ -44,11 +45,13 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument(
         "--backend",
-        choices=BACKENDS,
-        default="torch",
-        help="what runs the transformer for every encode: torch (default); onnx or openvino (converted once per "
-        "model into the cache, checked against torch: fp32 figures within 1e-4; needs pip install "
-        "'st-debias[onnx]' or 'st-debias[openvino]'); onnx-int8 (quantised, approximate, labelled [onnx-int8])",
+        choices=BACKEND_CHOICES,
+        default=os.environ.get(BACKEND_ENV, "auto"),
+        help="what runs the transformer for every encode: auto (default, or $ST_DEBIAS_BACKEND): on a CPU the "
+        f"installed fp32 backend measured fastest ({', '.join(AUTO_CPU_ORDER)}, in that order), torch on a GPU; "
+        "torch; onnx or openvino (converted once per model into the cache, checked against torch: fp32 figures "
+        "within 1e-4; pip install 'st-debias[onnx]' or 'st-debias[openvino]'); onnx-int8 (quantised, "
+        "approximate, labelled [onnx-int8])",
     )
     parser.add_argument(
         "--negation-pairs",
@@ -111,13 +114,13 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Evaluate every model, writing results.json after each one, then the report. Returns 0, or 2 on bad input."""
-    from st_debias.evaluation.backends import check_backend
+    from st_debias.evaluation.backends import resolve_backend
     from st_debias.evaluation.entries import check_tasks
     from st_debias.evaluation.transfer import QUICK_TRANSFER_TASKS, check_transfer_tasks
     from st_debias.files import hold_output_folder
 
     try:
-        check_backend(args.backend)  # a missing runtime stops here, before any model loads
+        resolve_backend(args.backend)  # a missing runtime stops here, before any model loads
         tasks = check_tasks(args.tasks)
         if args.transfer_tasks == "quick":
             transfer_tasks = QUICK_TRANSFER_TASKS

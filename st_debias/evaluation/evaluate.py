@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import platform
 import time
 from collections.abc import Sequence
 from typing import Any
 
-from st_debias.evaluation.backends import backend_label, check_backend, model_backend
+from st_debias.evaluation.backends import backend_label, model_backend, resolve_backend
 from st_debias.evaluation.bias import (
     alignment_uniformity,
     cont_oppn_scores,
@@ -28,13 +29,15 @@ from st_debias.evaluation.bias_data import (
 from st_debias.evaluation.embeddings import EmbeddingCache, load_any_model, model_fingerprint
 from st_debias.evaluation.entries import check_tasks
 from st_debias.evaluation.pairs import load_pair_rows, training_pair_statistics
-from st_debias.evaluation.runtimes import backend_model
+from st_debias.evaluation.runtimes import BackendMismatch, backend_model
 from st_debias.evaluation.sts import STSSuite
 from st_debias.evaluation.sts_data import STS_TASKS
 from st_debias.evaluation.transfer import check_transfer_tasks, evaluate_transfer
 from st_debias.evaluation.transfer_data import TRANSFER_TASKS
 from st_debias.paths import portable_path
 from st_debias.progress import announce, torch_threads
+
+logger = logging.getLogger(__name__)
 
 #: The quick evaluation: STS-B test and SICK-R test (the bias probes keep their full data: STS-B test
 #: Cont/Oppn, alignment/uniformity, 3,000 CANNOT pairs), about 40 % of the full evaluation's sentences.
@@ -93,8 +96,10 @@ def evaluate_model(
             :data:`~st_debias.evaluation.transfer.QUICK_TRANSFER_TASKS` trains SST-2 on its dev split).
         backend: what runs the transformer for every encode (STS, probes, MTEB, transfer): ``torch``, or
             ``onnx``/``openvino``/``onnx-int8`` through :func:`~st_debias.evaluation.runtimes.backend_model`,
-            which converts once and checks the fp32 backends against torch. Recorded as ``backend``; the label gets
-            ``[backend]`` appended (``[onnx-int8]``: not the model's fp32 figures).
+            which converts once and checks the fp32 backends against torch; ``auto``: the installed fp32 backend
+            measured fastest here (:func:`~st_debias.evaluation.backends.resolve_backend`), torch when its
+            conversion fails the check (with a warning). Recorded as ``backend``; the label gets ``[backend]``
+            appended (``[onnx-int8]``: not the model's fp32 figures).
         cache_dir: cache root for a backend's conversion (default ``$ST_DEBIAS_CACHE`` or ~/.cache/st_debias).
 
     Returns:
@@ -120,10 +125,16 @@ def evaluate_model(
         raise ValueError(
             "The bias probes (alignment/uniformity, Cont/Oppn) need STSBenchmark among sts_tasks"
         )
-    check_backend(backend)
+    chosen = resolve_backend(backend)
     start = time.perf_counter()
     st_model, default_label = load_any_model(model)
-    encoder = backend_model(st_model, backend, cache_dir)
+    try:
+        encoder = backend_model(st_model, chosen, cache_dir)
+    except BackendMismatch as error:
+        if backend != "auto":
+            raise
+        logger.warning("backend auto: %s is not torch's on this model (%s); evaluating with torch.", chosen, error)
+        encoder = st_model
     info = model_backend(encoder)
     label = backend_label(label or default_label, info.name)
     timing: dict[str, float] = {"load_model": time.perf_counter() - start}

@@ -32,7 +32,7 @@ import numpy as np
 
 from st_debias.data.io.corpus import WIKI_CORPUS
 from st_debias.datafiles import file_sha256
-from st_debias.evaluation.backends import backend_info, backend_label
+from st_debias.evaluation.backends import backend_info, backend_label, resolve_backend
 from st_debias.evaluation.bias_data import CANNOT_DIR, DEFAULT_NEGATION_PAIRS, DEFAULT_WORD_ORDER_LINES
 from st_debias.evaluation.sts_data import LOCAL_FILES, STS_TASKS
 from st_debias.files import atomic_write_json
@@ -386,7 +386,7 @@ def evaluate_or_reuse(
         result.setdefault("timing_s", {})[TRANSFER_GROUP] = transfer["timing_s"][TRANSFER_GROUP]
         return result
     negation_pairs = evaluate_kwargs.get("negation_pairs", DEFAULT_NEGATION_PAIRS)
-    backend = evaluate_kwargs.get("backend", "torch")
+    backend = resolve_backend(evaluate_kwargs.get("backend", "torch"))  # auto: the backend it stands for here
     sts_tasks = tuple(sts_tasks)
     key = evaluation_key(model, tasks, data_folder, negation_pairs, sts_tasks, backend)
     if evaluate_kwargs.get("pair_dataset") is not None:
@@ -436,6 +436,8 @@ def evaluate_or_reuse(
         cache_dir=cache_dir,
         **evaluate_kwargs,
     )
+    if key is not None and result["backend"]["name"] != backend:  # auto fell back to torch: key what ran
+        key = evaluation_key(model, tasks, data_folder, negation_pairs, sts_tasks, result["backend"]["name"])
     if key is not None:
         atomic_write_json(cache_file(key, cache_dir), stored_entry(key, result, data_folder), indent=1)
     return result

@@ -1,6 +1,5 @@
 """Trainer callbacks that show what drives a run, keep a resumed run's best checkpoint, mark each checkpoint with
-its run, apply a learning rate changed on resume, and pull the weights back toward the start model
-(``training.decay_to_start``)."""
+its run, and apply a learning rate changed on resume."""
 
 from __future__ import annotations
 
@@ -174,51 +173,3 @@ class ResumedLearningRate(TrainerCallback):
             group["lr"] = base * factor(lr_scheduler.last_epoch)
         lr_scheduler._last_lr = [group["lr"] for group in optimizer.param_groups]
         return control
-
-
-class DecayToStart(TrainerCallback):
-    r"""After each optimiser step, move every trainable weight back toward its start value:
-
-    .. math::
-
-        \theta \leftarrow \theta - \eta_t \, s \, (\theta - \theta_0)
-
-    with :math:`\eta_t` the learning rate, :math:`s` the ``strength`` and :math:`\theta_0` the weights the
-    trainer was built with. The recall regulariser (:class:`~st_debias.losses.RecallRegularizer`) adds
-    :math:`\gamma(\theta - \theta_0)` to the gradient, which Adam then normalises, so where the loss's own
-    gradient is small the pull sets the step's direction. Applied after the step instead, as AdamW applies weight
-    decay, it shrinks the distance from the start without steering the step. With :math:`\eta_t s = 1` the
-    weights return exactly to the start.
-
-    The start weights are copied when the trainer is built, before a checkpoint is loaded, so a resumed run pulls
-    toward the same weights as the run it continues. Memory: one copy of the trainable weights.
-
-    Args:
-        strength: :math:`s` (> 0); ``training.decay_to_start`` in a recipe.
-
-    Example:
-        ::
-
-            trainer = SentenceTransformerTrainer(model=model, train_dataset=rows, loss=loss,
-                                                 callbacks=[DecayToStart(300)])
-    """
-
-    def __init__(self, strength: float) -> None:
-        if not strength > 0:
-            raise ValueError(f"DecayToStart: strength must be > 0, got {strength!r}.")
-        self.strength = strength
-        self.start: dict[str, torch.Tensor] = {}
-
-    def __repr__(self) -> str:
-        return f"DecayToStart(strength={self.strength:g})"
-
-    def on_init_end(self, args, state, control, model=None, **kwargs):  # noqa: ANN001 - the TrainerCallback signature
-        self.start = {name: p.detach().clone() for name, p in model.named_parameters() if p.requires_grad}
-
-    @torch.no_grad()
-    def on_step_end(self, args, state, control, model=None, lr_scheduler=None, **kwargs):  # noqa: ANN001
-        rate = lr_scheduler.get_last_lr()[0] * self.strength
-        for name, parameter in model.named_parameters():
-            start = self.start.get(name)
-            if start is not None:
-                parameter.sub_(rate * (parameter - start))

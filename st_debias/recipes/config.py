@@ -47,14 +47,6 @@ class TrainingConfig:
     #: Which weights the run saves: ``best`` (the checkpoint with the best STS-B dev score) or ``last`` (the
     #: final step's). Either way the start model is kept instead when it scores at least as high.
     keep: str = "best"
-    #: Transformer layers kept at their start weights, counted from the input, with the embedding layer (0:
-    #: every weight trains). No packaged recipe freezes any; docs/decisions.md says what freezing did.
-    frozen_layers: int = 0
-    #: Keep the embedding layer (token and position vectors) alone at its start weights.
-    freeze_embeddings: bool = False
-    #: After each optimiser step, move every trainable weight back toward its start value by learning rate ×
-    #: this × its distance (:class:`~st_debias.recipes.callbacks.DecayToStart`; 0: off).
-    decay_to_start: float = 0.0
 
     def rows_wanted(self, processes: int | None = None) -> int:
         """The rows a run consumes, the one row budget of training, building and the data report: steps × batch
@@ -75,9 +67,6 @@ class DataConfig:
     options: dict[str, Any] = field(default_factory=dict)
     #: Rows from other sources mixed in after building, as a share of the rows: ``{"nli": 0.3}``.
     mix: dict[str, float] = field(default_factory=dict)
-    #: Corpus sentences (from the first line) the ``negation_meaning`` mix source is built from; None: the
-    #: sentences the rows are built from. More sentences give more distinct rows, so fewer are repeated.
-    mix_sentences: int | None = None
 
 
 @dataclass
@@ -88,9 +77,36 @@ class Recipe:
     data: DataConfig
     loss: LossConfig
     training: TrainingConfig
+    #: The values of the keys that registered recipe extensions add (:mod:`st_debias.recipes.extensions`):
+    #: extension name → {key: value}, as the recipe sets them.
+    extensions: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The recipe as YAML keys: each extension's keys back in their section, so the dict loads again."""
+        from .extensions import RECIPE_EXTENSIONS
+
+        values = dataclasses.asdict(self)
+        extensions = values.pop("extensions")
+        for name, keys in extensions.items():
+            values[RECIPE_EXTENSIONS[name].section].update(keys)
+        return values
+
+
+#: Each recipe section's own keys.
+SECTION_CLASSES = {"data": DataConfig, "loss": LossConfig, "training": TrainingConfig}
+
+
+def section_keys(section: str, without: str | None = None) -> set[str]:
+    """The keys of a recipe section: st_debias's own and those of the registered extensions (but ``without``)."""
+    from .extensions import RECIPE_EXTENSIONS
+
+    own = {f.name for f in dataclasses.fields(SECTION_CLASSES[section])}
+    return own | {
+        key
+        for name, extension in RECIPE_EXTENSIONS.items()
+        if name != without and extension.section == section
+        for key in extension.defaults
+    }
 
 
 class _RecipeYamlLoader(yaml.SafeLoader):
@@ -146,15 +162,19 @@ def _version(value: object, path: Path) -> int:
     return value
 
 
-def _section(cls, values: dict[str, Any] | None, where: str):
+def _section(section: str, values: dict[str, Any] | None, where: str, extensions: dict[str, dict[str, Any]]):
+    """The section's own keys as its dataclass; the keys of registered extensions go to ``extensions``."""
+    from .extensions import split_extension_values
+
     if values is not None and not isinstance(values, dict):
         raise ValueError(f"Recipe {where}: expected a mapping, got {values!r}.")
     values = dict(values or {})
-    known = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(values) - known)
+    unknown = sorted(set(values) - section_keys(section))
     if unknown:
-        raise ValueError(f"Recipe {where}: unknown keys {unknown}; allowed: {sorted(known)}.")
-    return cls(**values)
+        raise ValueError(f"Recipe {where}: unknown keys {unknown}; allowed: {sorted(section_keys(section))}.")
+    own, extended = split_extension_values(section, values)
+    extensions.update(extended)
+    return SECTION_CLASSES[section](**own)
 
 
 def _check_training(training: TrainingConfig, where: str) -> None:
@@ -162,7 +182,7 @@ def _check_training(training: TrainingConfig, where: str) -> None:
     if training.keep not in KEEP_CHOICES:
         raise ValueError(f"Recipe {where}: training.keep must be one of {list(KEEP_CHOICES)}, got {training.keep!r}.")
     for item in dataclasses.fields(TrainingConfig):
-        if item.name in ("keep", "freeze_embeddings"):
+        if item.name == "keep":
             continue
         value = getattr(training, item.name)
         optional = "None" in str(item.type)
@@ -178,12 +198,6 @@ def _check_training(training: TrainingConfig, where: str) -> None:
         value = getattr(training, name)
         if value is not None and value <= 0:
             raise ValueError(f"Recipe {where}: training.{name} must be > 0, got {value!r}.")
-    if not isinstance(training.freeze_embeddings, bool):
-        raise ValueError(f"Recipe {where}: training.freeze_embeddings must be true or false, got {training.freeze_embeddings!r}.")
-    if training.decay_to_start < 0:
-        raise ValueError(f"Recipe {where}: training.decay_to_start must be >= 0 (0: off), got {training.decay_to_start!r}.")
-    if training.frozen_layers < 0:
-        raise ValueError(f"Recipe {where}: training.frozen_layers must be >= 0, got {training.frozen_layers!r}.")
     if not 0 <= training.warmup_ratio < 1:
         raise ValueError(f"Recipe {where}: training.warmup_ratio must be in [0, 1), got {training.warmup_ratio!r}.")
 
@@ -207,15 +221,6 @@ def _check_mix(data: DataConfig, where: str) -> None:
             raise ValueError(f"Recipe {where}: data.mix source {source!r} is unknown; choose from {tuple(MIX_SOURCES)}.")
         if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share < 1:
             raise ValueError(f"Recipe {where}: data.mix.{source} must be a share in (0, 1), got {share!r}.")
-    if data.mix_sentences is not None:
-        if isinstance(data.mix_sentences, bool) or not isinstance(data.mix_sentences, int) or data.mix_sentences < 1:
-            raise ValueError(f"Recipe {where}: data.mix_sentences must be a whole number ≥ 1, got {data.mix_sentences!r}.")
-        if not any(MIX_SOURCES[source].reads_corpus for source in data.mix):
-            corpus_sources = [name for name, source in MIX_SOURCES.items() if source.reads_corpus]
-            raise ValueError(
-                f"Recipe {where}: data.mix_sentences sets the corpus sentences of the mix sources built from them "
-                f"({', '.join(corpus_sources)}), but data.mix has no share of one."
-            )
     if not data.mix:
         return
     if data.kind in DATA_KINDS and not DATA_KINDS[data.kind].mixable:
@@ -271,13 +276,15 @@ def load_recipe(name_or_path: str | Path, training: dict[str, Any] | None = None
     unknown = sorted(set(raw) - {"name", "version", "description", "data", "loss", "training"})
     if unknown:
         raise ValueError(f"Recipe {path}: unknown top-level keys {unknown}.")
+    extensions: dict[str, dict[str, Any]] = {}
     recipe = Recipe(
         name=str(raw["name"]),
         version=_version(raw["version"], path),
         description=str(raw.get("description", "")),
-        data=_section(DataConfig, raw.get("data"), f"{path} data"),
-        loss=_section(LossConfig, raw.get("loss"), f"{path} loss"),
-        training=_section(TrainingConfig, raw.get("training"), f"{path} training"),
+        data=_section("data", raw.get("data"), f"{path} data", extensions),
+        loss=_section("loss", raw.get("loss"), f"{path} loss", extensions),
+        training=_section("training", raw.get("training"), f"{path} training", extensions),
+        extensions=extensions,
     )
     _check_training(recipe.training, str(path))
     if training:
@@ -286,7 +293,19 @@ def load_recipe(name_or_path: str | Path, training: dict[str, Any] | None = None
     _check_names(recipe, str(path))
     _check_data(recipe.data, str(path))
     check_loss_config(recipe.loss, str(path))
+    _check_extensions(recipe, str(path))
     return recipe
+
+
+def _check_extensions(recipe: Recipe, where: str) -> None:
+    """Each extension the recipe sets keys of checks its values against the whole recipe."""
+    from .extensions import recipe_extensions
+
+    for extension in recipe_extensions(recipe):
+        try:
+            extension.check(recipe)
+        except ValueError as error:
+            raise ValueError(f"Recipe {where}: {error}") from error
 
 
 def _check_names(recipe: Recipe, where: str) -> None:
@@ -311,13 +330,22 @@ def _check_batch_size(recipe: Recipe, where: str) -> None:
 
 
 def override(recipe: Recipe, **training: Any) -> Recipe:
-    """A copy of ``recipe`` with the given training fields replaced (``None`` values are ignored)."""
+    """A copy of ``recipe`` with the given training keys replaced, st_debias's own and those of registered
+    extensions (``None`` values are ignored)."""
+    from .extensions import split_extension_values
+
     changes = {k: v for k, v in training.items() if v is not None}
-    unknown = set(changes) - {f.name for f in dataclasses.fields(TrainingConfig)}
+    unknown = set(changes) - section_keys("training")
     if unknown:
         raise ValueError(f"Unknown training settings {sorted(unknown)}.")
-    training = dataclasses.replace(recipe.training, **changes)
+    own, extended = split_extension_values("training", changes)
+    extensions = {name: dict(values) for name, values in recipe.extensions.items()}
+    for name, values in extended.items():
+        extensions.setdefault(name, {}).update(values)
+    training = dataclasses.replace(recipe.training, **own)
     _check_training(training, f"{recipe.name} (overridden)")
-    recipe = dataclasses.replace(recipe, training=training)
+    recipe = dataclasses.replace(recipe, training=training, extensions=extensions)
     _check_batch_size(recipe, f"{recipe.name} (overridden)")
+    if extended:
+        _check_extensions(recipe, f"{recipe.name} (overridden)")
     return recipe

@@ -12,7 +12,11 @@ from typing import TYPE_CHECKING, Any
 from st_debias.registry import LOSS_GROUP, Registry, check_loss
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from datasets import Dataset
+
+    from .extensions import RecipeExtension
 
 logger = logging.getLogger(__name__)
 
@@ -62,8 +66,6 @@ class LossConfig:
     guide: str | None = None  # "start" = frozen copy of the start model, or a model name/path
     guide_mode: str = "precomputed"  # or "live"
     recall_gamma: float | None = None
-    preservation_weight: float | None = None  # SimilarityPreservation around the loss (before recall)
-    preservation_without_dropout: bool = False  # SimilarityPreservation(without_dropout=...)
 
 
 def loss_class(name: str) -> type:
@@ -171,33 +173,20 @@ def check_loss_config(loss: LossConfig, where: str) -> None:
             raise ValueError(f"Recipe {where}: loss.guide is read by {', '.join(readers)} only, not {loss.name}.")
         if not isinstance(loss.guide, str) or not loss.guide:
             raise ValueError(f"Recipe {where}: loss.guide must be 'start' or a model name/path, got {loss.guide!r}.")
-    if not isinstance(loss.preservation_without_dropout, bool):
-        raise ValueError(
-            f"Recipe {where}: loss.preservation_without_dropout must be true or false, "
-            f"got {loss.preservation_without_dropout!r}."
-        )
-    if loss.preservation_without_dropout and loss.preservation_weight is None:
-        raise ValueError(f"Recipe {where}: loss.preservation_without_dropout needs loss.preservation_weight.")
-    if loss.preservation_weight is not None and uncached_name(loss.name):
-        raise ValueError(
-            f"Recipe {where}: loss.preservation_weight cannot wrap the cached {loss.name} (SimilarityPreservation "
-            f"needs the anchors' embeddings with gradients, which a cached loss never holds); use "
-            f"{uncached_name(loss.name)}, or drop loss.preservation_weight."
-        )
-    for field_name in ("recall_gamma", "preservation_weight"):
-        value = getattr(loss, field_name)
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0
-        ):
-            raise ValueError(f"Recipe {where}: loss.{field_name} must be a finite number >= 0, got {value!r}.")
+    value = loss.recall_gamma
+    if value is not None and (
+        isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0
+    ):
+        raise ValueError(f"Recipe {where}: loss.recall_gamma must be a finite number >= 0, got {value!r}.")
 
 
 def build_loss(
-    spec: LossConfig, model: Any, rows: Dataset, guide: Any | None = None, show_progress_bar: bool = True
+    spec: LossConfig, model: Any, rows: Dataset, guide: Any | None = None, show_progress_bar: bool = True,
+    extensions: Sequence[RecipeExtension] = (),
 ):
     """Return ``(loss, rows)`` for a recipe's loss section; rows gain a ``label`` column when the guide is
-    precomputed."""
-    from st_debias.losses import RecallRegularizer, SimilarityPreservation
+    precomputed. Each of the recipe's ``extensions`` may wrap the loss (inside the recall term)."""
+    from st_debias.losses import RecallRegularizer
 
     if not isinstance(spec, LossConfig):
         raise TypeError(f"build_loss takes a recipe's loss section (recipe.loss), got {type(spec).__name__}")
@@ -215,14 +204,8 @@ def build_loss(
         if getattr(cls, "logs_parts", False):
             params.setdefault("return_parts", True)  # the trainer logs each term
         loss = cls(model, **params)
-    if spec.preservation_weight is not None:
-        loss = SimilarityPreservation(
-            model,
-            loss,
-            weight=spec.preservation_weight,
-            return_parts=True,
-            without_dropout=spec.preservation_without_dropout,
-        )
+    for extension in extensions:
+        loss = extension.wrap_loss(loss, model)
     if spec.recall_gamma is not None:
         loss = RecallRegularizer(model, loss, gamma=spec.recall_gamma, return_parts=True)
     return loss, rows

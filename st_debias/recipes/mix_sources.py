@@ -19,8 +19,9 @@ SourceRows = tuple[list[Row], dict[str, Any]]
 @dataclass(frozen=True)
 class MixSource:
     """A ``data.mix`` source: ``rows(data_dir=..., sentences=..., cache_dir=...)`` gives its rows and their
-    description. ``reads_corpus``: the rows are built from the corpus sentences (``data.mix_sentences`` sets how
-    many), not read from a file under ``data_dir``."""
+    description. ``reads_corpus``: the rows are built from the corpus sentences (those the run's own rows are built
+    from, unless a recipe extension's ``mix_corpus_sentences`` says how many), not read from a file under
+    ``data_dir``."""
 
     rows: Callable[..., SourceRows]
     reads_corpus: bool

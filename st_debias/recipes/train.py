@@ -32,6 +32,7 @@ from st_debias.progress import announce, torch_threads
 
 from .config import Recipe, TrainingConfig
 from .data import build_rows, read_corpus, read_user_rows, user_rows
+from .extensions import recipe_extensions
 from .losses import build_loss
 from .run_folder import RUN_FILE, prepare_output, resume_checkpoint, run_identity
 from .selection import BEST_METRIC, StartCandidate, select_weights
@@ -61,32 +62,6 @@ class TrainResult:
 def load_start_model(name_or_path: str | os.PathLike[str] | None):
     """Load the model to fine-tune: a hub id, a local folder (checked), or the packaged default."""
     return load_model(name_or_path)
-
-
-def freeze_lower_layers(model: SentenceTransformer, count: int, embeddings_alone: bool = False) -> None:
-    """Keep the embedding layer and the first ``count`` transformer layers at their current weights
-    (``training.frozen_layers``); with ``count`` 0, the embedding layer alone when ``embeddings_alone``
-    (``training.freeze_embeddings``), else nothing.
-
-    Raises:
-        ValueError: the model's first module has no ``embeddings`` and ``encoder.layer`` (BERT-style encoders
-            such as MiniLM and MPNet have them), or ``count`` would leave no layer to train.
-    """
-    if count == 0 and not embeddings_alone:
-        return
-    encoder = getattr(model[0], "auto_model", None)
-    embeddings = getattr(encoder, "embeddings", None)
-    layers = getattr(getattr(encoder, "encoder", None), "layer", None)
-    if embeddings is None or layers is None:
-        raise ValueError(
-            f"training.frozen_layers / freeze_embeddings: {type(encoder).__name__} has no embeddings and "
-            "encoder.layer to freeze; leave both off for this model."
-        )
-    if count >= len(layers):
-        raise ValueError(f"training.frozen_layers is {count}, but the model has {len(layers)} layers: none would train.")
-    embeddings.requires_grad_(False)
-    for layer in layers[:count]:
-        layer.requires_grad_(False)
 
 
 def is_main_process() -> bool:
@@ -260,13 +235,14 @@ def _prepare(
     sts_tasks: Sequence[str] | None, cache_dir: Any, show_progress_bar: bool, num_proc: int | None,
     rows: Any = None, row_columns: Sequence[str] | None = None,
 ) -> _Run:
-    """Check the budget, read the corpus (or the user's rows), load the start model (freezing what the recipe
-    keeps) and claim the run folder. A bad corpus or rows file, or a model the recipe's freezing cannot take, is
+    """Check the budget, read the corpus (or the user's rows), load the start model (as the recipe's extensions
+    prepare it) and claim the run folder. A bad corpus or rows file, or a model an extension cannot take, is
     refused before the folder is claimed."""
     from st_debias.evaluation import QUICK_STS_TASKS, STS_TASKS
 
     training = recipe.training
     check_budget(training)
+    extensions = recipe_extensions(recipe)
     main_process = is_main_process()
     check_row_sources(corpus, rows, row_columns, training.sentences)
     user = read_user_rows(recipe, rows, row_columns) if rows is not None else None
@@ -276,7 +252,8 @@ def _prepare(
         sentences, mix_sentences = [], None
     else:
         sentences = read_corpus(corpus, training.sentences or DATA_KINDS[recipe.data.kind].oversample * rows_wanted)
-        mix_sentences = read_corpus(corpus, recipe.data.mix_sentences) if recipe.data.mix_sentences else None
+        mix_count = next((n for e in extensions if (n := e.mix_corpus_sentences()) is not None), None)
+        mix_sentences = read_corpus(corpus, mix_count) if mix_count else None
     if recipe.loss.guide not in (None, "start"):  # a missing guide folder is named before any long work
         guide = resolve_model_name(recipe.loss.guide)
         if Path(guide).exists():
@@ -288,7 +265,8 @@ def _prepare(
             f"--max-seq-length (training.max_seq_length) {training.max_seq_length} is above the position limit of "
             f"model {resolve_model_name(model)}: {limit} tokens; pass --max-seq-length {limit} or less."
         )
-    freeze_lower_layers(start_model, training.frozen_layers, embeddings_alone=training.freeze_embeddings)
+    for extension in extensions:
+        extension.prepare_model(start_model)
     identity = run_identity(recipe, resolve_model_name(model), corpus if rows is None else rows, start_model)
     if row_columns:
         identity["row_columns"] = list(row_columns)
@@ -375,7 +353,10 @@ def _rows_and_loss(run: _Run) -> tuple[Any, dict[str, Any], Any]:
     check_rows_fill_a_batch(run.recipe, rows, data_report, len(run.sentences), processes=run.args.world_size)
     if run.main_process and len(rows) < run.rows_wanted:
         _warn_repeated_rows(run, len(rows))
-    loss, rows = build_loss(run.recipe.loss, run.model, rows, guide=_guide(run), show_progress_bar=run.show_progress_bar)
+    loss, rows = build_loss(
+        run.recipe.loss, run.model, rows, guide=_guide(run), show_progress_bar=run.show_progress_bar,
+        extensions=recipe_extensions(run.recipe),
+    )
     return rows, data_report, loss
 
 
@@ -425,7 +406,6 @@ def _train(
     from st_debias.evaluation import sts_dev_evaluator
     from st_debias.recipes.callbacks import (
         CheckpointOwner,
-        DecayToStart,
         FindBestCheckpoint,
         GradientShareCallback,
         ResumedLearningRate,
@@ -449,8 +429,7 @@ def _train(
         stop_on_signal, StopOnNonFinite(loss, checkpoints), FindBestCheckpoint(checkpoints, run.checkpoint),
         CheckpointOwner(run.run_id), ResumedLearningRate(),
     ]
-    if training.decay_to_start:
-        callbacks.append(DecayToStart(training.decay_to_start))
+    callbacks.extend(callback for extension in recipe_extensions(run.recipe) for callback in extension.callbacks())
     if gradient_share_every:
         callbacks.append(GradientShareCallback(loss, every=gradient_share_every))
     callbacks.extend(extra_callbacks)

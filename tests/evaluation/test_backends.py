@@ -12,15 +12,21 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import st_debias.evaluation.backends as backends_module
 import st_debias.evaluation.embeddings as embeddings_module
+import st_debias.evaluation.evaluate as evaluate_module
 import st_debias.evaluation.runtimes as runtimes
 from st_debias.cli import build_parser, main
 from st_debias.evaluation.backends import (
+    AUTO_CPU_ORDER,
+    BACKEND_ENV,
     BACKENDS,
+    FP32_BACKENDS,
     BackendUnavailable,
     backend_info,
     check_backend,
     model_backend,
+    resolve_backend,
 )
 from st_debias.evaluation.evaluate import evaluate_model
 from st_debias.evaluation.reuse import evaluate_or_reuse, evaluation_key
@@ -66,11 +72,64 @@ def sts_sentences(count: int = 300) -> list[str]:
 # ---------------------------------------------------------------------------------------------------
 
 
-def test_eval_parses_every_backend_and_defaults_to_torch(tmp_path: Path) -> None:
+def test_eval_parses_every_backend_and_defaults_to_auto(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv(BACKEND_ENV)  # the suite sets it to torch
     parser = build_parser("eval")
-    assert parser.parse_args(["eval", "m", "-o", str(tmp_path)]).backend == "torch"
+    assert parser.parse_args(["eval", "m", "-o", str(tmp_path)]).backend == "auto"
     for backend in BACKENDS:
         assert parser.parse_args(["eval", "m", "-o", str(tmp_path), "--backend", backend]).backend == backend
+    monkeypatch.setenv(BACKEND_ENV, "onnx")
+    assert build_parser("eval").parse_args(["eval", "m", "-o", str(tmp_path)]).backend == "onnx"
+
+
+def test_auto_is_the_first_installed_of_its_order_on_a_cpu_and_torch_on_an_accelerator(monkeypatch) -> None:
+    import torch
+
+    monkeypatch.setattr(torch.accelerator, "is_available", lambda: False)
+    installed = [b for b in AUTO_CPU_ORDER if b == "torch" or _installed(b)]
+    assert resolve_backend("auto") == installed[0]
+    assert AUTO_CPU_ORDER[-1] == "torch" and set(AUTO_CPU_ORDER) <= set(FP32_BACKENDS), "auto never picks int8"
+    for backend in AUTO_CPU_ORDER[:-1]:
+        for module in backends_module.REQUIREMENTS[backend][0]:
+            monkeypatch.setitem(sys.modules, module, None)  # as if not installed
+    assert resolve_backend("auto") == "torch", "with no runtime installed, auto is torch, never an error"
+    monkeypatch.setattr(torch.accelerator, "is_available", lambda: True)
+    assert resolve_backend("auto") == "torch"
+
+
+def _installed(backend: str) -> bool:
+    try:
+        check_backend(backend)
+    except BackendUnavailable:
+        return False
+    return True
+
+
+def test_auto_evaluates_with_torch_when_the_conversion_fails_its_check(
+    session_tiny_model, mini_data: Path, tmp_path: Path, monkeypatch, caplog
+) -> None:
+    """Under ``auto`` a conversion that fails the equality check falls back to torch, labelled torch; a backend
+    asked for by name raises instead."""
+    import torch
+
+    monkeypatch.setattr(torch.accelerator, "is_available", lambda: False)
+    chosen = resolve_backend("auto")
+    if chosen == "torch":
+        pytest.skip("no converted backend installed: auto is torch")
+
+    def mismatch(model, backend, cache_dir=None):
+        if backend == "torch":
+            return model
+        raise BackendMismatch(f"{backend} does not give torch's embeddings (test)")
+
+    monkeypatch.setattr(evaluate_module, "backend_model", mismatch)
+    entry = evaluate_model(session_tiny_model, ("sts",), mini_data, backend="auto", show_progress_bar=False,
+                           sts_tasks=("STSBenchmark",), cache_dir=tmp_path)  # fmt: skip
+    assert entry["backend"]["name"] == "torch" and "[" not in entry["model"]
+    assert f"backend auto: {chosen} is not torch's" in caplog.text
+    with pytest.raises(BackendMismatch):
+        evaluate_model(session_tiny_model, ("sts",), mini_data, backend=chosen, show_progress_bar=False,
+                       sts_tasks=("STSBenchmark",), cache_dir=tmp_path)  # fmt: skip
 
 
 def test_eval_refuses_an_unknown_backend(tmp_path: Path, capsys) -> None:
@@ -227,20 +286,31 @@ def test_evaluate_model_figures_are_torchs_under_every_installed_backend(
         assert worst <= 1e-4, backend
 
 
+def test_mteb_figures_are_torchs_under_every_installed_backend(
+    session_tiny_model, mini_data: Path, tmp_path: Path
+) -> None:
+    """The MTEB tasks encode through the converted model too (never silently through torch), at torch's figures."""
+    installed = [backend for backend in CONVERTED if _installed(backend)]
+    if not installed:
+        pytest.skip("neither onnxruntime nor openvino is installed: pip install 'st-debias[onnx]'")
+    kwargs = {"mteb_data": "local", "mteb_tasks": ("STSBenchmark", "SICK-R"), "show_progress_bar": False,
+              "cache_dir": tmp_path, "mteb_cache_dir": tmp_path / "mteb"}  # fmt: skip
+    reference = evaluate_model(session_tiny_model, ("mteb",), mini_data, **kwargs)
+    want = {k: v for k, v in leaves(reference["mteb"]).items() if isinstance(v, float)}
+    assert want
+    for backend in installed:
+        entry = evaluate_model(session_tiny_model, ("mteb",), mini_data, backend=backend, **kwargs)
+        assert entry["backend"]["name"] == backend and entry["model"].endswith(f"[{backend}]")
+        got = leaves(entry["mteb"])
+        assert max(abs(got[k] - v) for k, v in want.items()) <= 1e-4, backend
+
+
 def test_int8_is_labelled_and_recorded_as_an_approximation(session_tiny_model, tmp_path: Path) -> None:
     require("onnx-int8")
     quantised = backend_model(session_tiny_model, "onnx-int8", tmp_path)
     info = model_backend(quantised)
     assert info.precision == "int8-dynamic" and "check" in info.as_dict()
     assert model_fingerprint(quantised) != model_fingerprint(backend_model(session_tiny_model, "onnx", tmp_path))
-
-
-def _installed(backend: str) -> bool:
-    try:
-        check_backend(backend)
-    except BackendUnavailable:
-        return False
-    return True
 
 
 def _compared(path: str, value: object) -> bool:

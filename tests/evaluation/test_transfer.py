@@ -421,6 +421,25 @@ def test_cli_transfer_report(tiny_st_dir, mini_transfer_data, tmp_path, capsys, 
     assert "| TREC accuracy |" in printed
 
 
+@pytest.mark.parametrize("backend", ["onnx", "openvino"])
+def test_transfer_figures_are_torchs_under_a_converted_backend(session_tiny_model, mini_transfer_data, tmp_path, backend):
+    """The transfer tasks encode through the converted model (labelled, keyed apart), at torch's figures."""
+    from st_debias.evaluation.backends import BackendUnavailable, check_backend
+    from st_debias.evaluation.evaluate import evaluate_model
+
+    try:
+        check_backend(backend)
+    except BackendUnavailable as error:
+        pytest.skip(str(error))
+    kwargs = {"transfer_tasks": ("TREC", "MRPC"), "show_progress_bar": False, "cache_dir": tmp_path}
+    reference = evaluate_model(session_tiny_model, ("transfer",), mini_transfer_data, **kwargs)
+    entry = evaluate_model(session_tiny_model, ("transfer",), mini_transfer_data, backend=backend, **kwargs)
+    assert entry["backend"]["name"] == backend and entry["model"].endswith(f"[{backend}]")
+    assert entry["fingerprint"] == reference["fingerprint"]
+    for task, value in reference["transfer"].items():
+        assert abs(entry["transfer"][task] - value) <= 1e-4, task
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

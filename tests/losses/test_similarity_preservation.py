@@ -121,20 +121,6 @@ def test_without_dropout_needs_the_model_and_is_in_the_config(tiny_model):
     assert loss.get_config_dict()["without_dropout"] is True
 
 
-def test_recipe_field_sets_without_dropout(tiny_model, tmp_path):
-    from st_debias.recipes.config import load_recipe
-    from st_debias.recipes.losses import build_loss
-
-    path = tmp_path / "preserve.yaml"
-    path.write_text(
-        "name: preserve\nversion: 1\ndata: {kind: simcse}\n"
-        "loss: {name: MarginNegationLoss, preservation_weight: 5, preservation_without_dropout: true}\n"
-    )
-    rows = Dataset.from_dict({"anchor": ["a"], "positive": ["a"], "negative": ["not a"]})
-    loss, _ = build_loss(load_recipe(path).loss, tiny_model, rows, show_progress_bar=False)
-    assert isinstance(loss, SimilarityPreservation) and loss.without_dropout and loss.weight == 5.0
-
-
 def test_a_reference_with_another_tokenizer_is_refused(tiny_model):
     """Guards against a reference silently reading the trained model's token ids as other words."""
 

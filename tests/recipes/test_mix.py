@@ -84,37 +84,3 @@ def test_a_source_without_rows_is_reported_and_skipped(tmp_path, caplog):
                                 cache_dir=tmp_path)
     assert len(rows) == 40 and report["rows_built_used"] == 40 and report["mix"]["negation_meaning"]["rows"] == 0
     assert "gave no row" in caplog.text
-
-
-@pytest.mark.parametrize(
-    ("setting", "mix", "message"),
-    [("0", "{negation_meaning: 0.2}", "whole number ≥ 1"), ("2.5", "{negation_meaning: 0.2}", "whole number ≥ 1"),
-     ("true", "{negation_meaning: 0.2}", "whole number ≥ 1"), ("5000", "{nli: 0.2}", r"\(negation_meaning[^)]*\), but data.mix has no share of one")],
-)
-def test_recipe_refuses_bad_mix_sentences(tmp_path, setting, mix, message):
-    path = tmp_path / "r.yaml"
-    path.write_text(
-        f"name: r\nversion: 1\ndata:\n  kind: minimal_pairs\n  mix: {mix}\n  mix_sentences: {setting}\n"
-        "loss:\n  name: MultipleNegativesRankingLoss\n",
-        encoding="utf-8",
-    )
-    with pytest.raises(ValueError, match=f"data.mix_sentences.*{message}"):
-        load_recipe(path)
-
-
-def test_mix_sentences_builds_the_negation_meaning_rows_from_more_of_the_corpus(tiny_bert_dir, tmp_path):
-    """A run of 16 rows reads 32 corpus lines for its own rows; with ``data.mix_sentences: 3000`` its
-    negation-meaning rows come from the first 3,000 lines, and without it from the same 32."""
-    import dataclasses
-
-    from st_debias.recipes import override, train_recipe
-
-    base = override(load_recipe("st-debias"), steps=2, batch_size=8, eval_steps=2, max_seq_length=16, keep="last")
-    reports = {}
-    for setting in (3000, None):
-        recipe = dataclasses.replace(base, data=dataclasses.replace(base.data, mix_sentences=setting))
-        result = train_recipe(recipe, model=tiny_bert_dir, output_dir=tmp_path / f"run-{setting}", evaluate=False,
-                              cache_dir=tmp_path / "cache", show_progress_bar=False, start_as_candidate=False)
-        reports[setting] = result.data_report["mix"]["negation_meaning"]
-    assert reports[3000]["sentences"] == 3000 and reports[3000]["quadruples"] >= 10 and reports[3000]["rows"] == 3
-    assert reports[None]["sentences"] == 32 and reports[None]["quadruples"] < reports[3000]["quadruples"]

@@ -101,12 +101,6 @@ def test_cached_loss_parameters_are_checked(cached: str, tmp_path: Path) -> None
             load_recipe(path)
 
 
-def test_a_cached_loss_refuses_the_preservation_term(tmp_path: Path) -> None:
-    path = _write(load_recipe("focal"), tmp_path / "bad.yaml", name="CachedFocalInfoNCE", preservation_weight=1.0)
-    with pytest.raises(ValueError, match="cannot wrap the cached CachedFocalInfoNCE.*use FocalInfoNCE"):
-        load_recipe(path)
-
-
 def test_batch_size_one_exits_2_before_training(tiny_bert_dir: Path, tmp_path: Path, capsys) -> None:
     """--batch-size 1 trained at loss 0 and gradient norm 0 (an in-batch loss has no negative in a batch of
     one pair), exited 0, and advised a lower learning rate."""

@@ -6,9 +6,9 @@ so a model retrained into the same folder never reads its predecessor's embeddin
 ``max_seq_length`` and normalisation, and (c) every sentence in order. A rerun on the same model and
 corpus therefore loads the ``.npy`` file instead of re-encoding; any change re-encodes.
 
-Scaling past one machine: :func:`encode_shard` encodes the ``index``-th of ``count`` contiguous slices
-(each cached under its own key, so shards can run on different machines sharing a cache folder, or be
-copied together), and :func:`merge_shards` concatenates them in order.
+Scaling past one machine: :func:`shard_bounds` cuts a corpus into contiguous slices; each slice encoded with
+:func:`encode_corpus` is cached under its own key, so slices can run on different machines sharing a cache
+folder, or be copied together.
 """
 
 from __future__ import annotations
@@ -174,21 +174,3 @@ def shard_bounds(total: int, index: int, count: int) -> tuple[int, int]:
     base, extra = divmod(total, count)
     start = index * base + min(index, extra)
     return start, start + base + (1 if index < extra else 0)
-
-
-def encode_shard(
-    sentences: Sequence[str], index: int, count: int, model: SentenceTransformer | str | None = None, **kwargs
-) -> np.ndarray:
-    """Encode (and cache) only the ``index``-th of ``count`` slices of the corpus; see :func:`merge_shards`."""
-    start, stop = shard_bounds(len(sentences), index, count)
-    return encode_corpus(sentences[start:stop], model, **kwargs)
-
-
-def merge_shards(parts: Sequence[np.ndarray]) -> np.ndarray:
-    """Concatenate shard embeddings in shard order (the inverse of :func:`encode_shard`)."""
-    if not parts:
-        raise ValueError("No shards to merge.")
-    dims = {part.shape[1] for part in parts if len(part)}
-    if len(dims) > 1:
-        raise ValueError(f"Shards have different embedding sizes: {sorted(dims)}")
-    return np.concatenate(parts, axis=0)

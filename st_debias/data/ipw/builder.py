@@ -19,7 +19,7 @@ one row per sampled positive (same negatives); use a no-duplicates batch sampler
 Scaling: ``build(..., shard=(i, n))`` builds rows for the i-th of n anchor slices against the whole
 corpus; with the per-anchor random streams of :mod:`st_debias.data.ipw.propensity`, concatenating the
 shards (:func:`st_debias.data.builders.merge_builds`) gives exactly the unsharded result. Shards can run on separate machines
-that share the embedding cache (or encode with :func:`st_debias.data.io.embeddings.encode_shard`).
+that share the embedding cache.
 """
 
 from __future__ import annotations
