@@ -1,4 +1,4 @@
-"""benchmarks/selection/interpolate_dev.py: the weight interpolation it scores."""
+"""benchmarks/minimal_pairs_margin/interpolate_dev.py: the weight interpolation it scores."""
 
 from __future__ import annotations
 
