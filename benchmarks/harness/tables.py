@@ -48,8 +48,8 @@ OPPN_SIDES: tuple[Column, ...] = (
 WITHOUT_DIRECTION: tuple[Column, ...] = (
     ("(i) ↑", "nm_over_affirmative", 1, 3),
     ("(iii) ↓", "nm_polarity_cluster", -1, 3),
-    ("(i) w/o dir. ↑", "nm_over_affirmative_wo_dir", 1, 3),
-    ("(ii) w/o dir. ↑", "nm_over_negated_antonym_wo_dir", 1, 3),
+    ("(i) w/o dir. ↑", "i_wo_dir", 1, 3),
+    ("(ii) w/o dir. ↑", "ii_wo_dir", 1, 3),
 )
 #: A row: a label and one result file, or several whose scores are averaged (a mean over seeds).
 Row = tuple[str, str | Sequence[str]]
