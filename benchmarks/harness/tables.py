@@ -68,7 +68,9 @@ def scores(paths: str | Sequence[str]) -> dict[str, float]:
     files = [paths] if isinstance(paths, str) else list(paths)
     each = [result(path)["scores"] for path in files]
     keys = [key for key in each[0] if all(key in s for s in each)]
-    return {key: mean(s[key] for s in each) for key in keys if all(isinstance(s[key], int | float) for s in each)}
+    return {
+        key: mean(s[key] for s in each) for key in keys if all(isinstance(s[key], int | float) for s in each)
+    }
 
 
 def _cell(value: float | None, start: float | None, direction: int, decimals: int) -> str:
@@ -84,7 +86,9 @@ def dev_table(
     """One row per result file (or mean of files), the start model first; bold: worse than the start model."""
     base = scores(start)
     lines = [f"| {head} | " + " | ".join(c[0] for c in columns) + " |", "|---|" + "---:|" * len(columns)]
-    lines.append("| start | " + " | ".join(_cell(base.get(key), None, 1, d) for _, key, _, d in columns) + " |")
+    lines.append(
+        "| start | " + " | ".join(_cell(base.get(key), None, 1, d) for _, key, _, d in columns) + " |"
+    )
     for label, paths in rows:
         values = scores(paths)
         cells = [_cell(values.get(key), base.get(key), sign, d) for _, key, sign, d in columns]
@@ -102,20 +106,26 @@ def curve(path: str) -> tuple[float, list[tuple[int, float]]]:
 
 def curve_table(rows: Sequence[tuple[str, str]], head: str = "(STS-B dev at 32 tokens)") -> list[str]:
     """Each run's STS-B dev curve in five figures: best (step), lowest, last, first checkpoint below the start."""
-    lines = [f"| {head} | start | best (step) | lowest | last | first checkpoint below the start |",
-             "|---|---:|---:|---:|---:|---:|"]
+    lines = [
+        f"| {head} | start | best (step) | lowest | last | first checkpoint below the start |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
     for label, path in rows:
         start, points = curve(path)
         best = max(points, key=lambda point: point[1])
         below = next((str(step) for step, value in points if value < start), "never")
-        lines.append(f"| {label} | {start:.2f} | {best[1]:.2f} ({best[0]}) | {min(v for _, v in points):.2f} | "
-                     f"{points[-1][1]:.2f} | {below} |")
+        lines.append(
+            f"| {label} | {start:.2f} | {best[1]:.2f} ({best[0]}) | {min(v for _, v in points):.2f} | "
+            f"{points[-1][1]:.2f} | {below} |"
+        )
     return lines
 
 
 def _block(name: str) -> re.Pattern[str]:
-    return re.compile(rf"(<!-- table {re.escape(name)}: begin \(report\.py\) -->\n).*?(<!-- table {re.escape(name)}: end -->)",
-                      flags=re.S)
+    return re.compile(
+        rf"(<!-- table {re.escape(name)}: begin \(report\.py\) -->\n).*?(<!-- table {re.escape(name)}: end -->)",
+        flags=re.S,
+    )
 
 
 def render(readme: str, tables: Mapping[str, Sequence[str]]) -> str:
@@ -128,10 +138,14 @@ def render(readme: str, tables: Mapping[str, Sequence[str]]) -> str:
     return readme
 
 
-def run(readme: Path, tables: Callable[[], Mapping[str, Sequence[str]]], argv: list[str] | None, doc: str | None) -> int:
+def run(
+    readme: Path, tables: Callable[[], Mapping[str, Sequence[str]]], argv: list[str] | None, doc: str | None
+) -> int:
     """A ``report.py``'s command line: write the tables into ``readme``, or ``--check`` that they are current."""
     parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--check", action="store_true", help="exit 1 if the README's tables are not up to date")
+    parser.add_argument(
+        "--check", action="store_true", help="exit 1 if the README's tables are not up to date"
+    )
     args = parser.parse_args(argv)
     text = readme.read_text(encoding="utf-8")
     new = render(text, tables())

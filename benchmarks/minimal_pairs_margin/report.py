@@ -23,15 +23,24 @@ VARIANTS = (
     ("`v4-mp-swap-m10-preserve`: + SimilarityPreservation 20", "v4-mp-swap-m10-preserve"),
     ("`v4-mp-swap-m10-preserve-nodrop`: the same without dropout", "v4-mp-swap-m10-preserve-nodrop"),
     ("`v4-mp-swap-m10-lr1e5`: lr 1e-5, 200 steps", "v4-mp-swap-m10-lr1e5"),
-    ("`v4-mp-m10-order-negation`: negation and order families only (kept the start model)", "v4-mp-m10-order-negation"),
+    (
+        "`v4-mp-m10-order-negation`: negation and order families only (kept the start model)",
+        "v4-mp-m10-order-negation",
+    ),
     ("`v4-mp-swap-m10-lam3e2`: margin weight λ 3e-2", "v4-mp-swap-m10-lam3e2"),
     ("`v4-mp-swap-m10-lam3e3`: margin weight λ 3e-3", "v4-mp-swap-m10-lam3e3"),
 )
 
 
 def tables() -> dict[str, list[str]]:
-    return {"variants": dev_table([(label, f"{R}/{name}-seed42.json") for label, name in VARIANTS], COLUMNS,
-                                  start=f"{R}/start.json", head="(seed 42, 100 steps, kept checkpoint)")}
+    return {
+        "variants": dev_table(
+            [(label, f"{R}/{name}-seed42.json") for label, name in VARIANTS],
+            COLUMNS,
+            start=f"{R}/start.json",
+            head="(seed 42, 100 steps, kept checkpoint)",
+        )
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

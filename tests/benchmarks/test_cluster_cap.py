@@ -9,7 +9,7 @@ import math
 import pytest
 import torch
 
-from benchmarks.selection import cluster_cap
+from benchmarks.polarity_cluster import cluster_cap
 from benchmarks.polarity_cluster.cluster_cap import ClusterCapMarginLoss
 from st_debias.losses import MarginNegationLoss
 from tests.benchmarks.conftest import recipe_built_lab_loss

@@ -9,7 +9,7 @@ import math
 import pytest
 import torch
 
-from benchmarks.selection import deshared_margin
+from benchmarks.polarity_cluster import deshared_margin
 from benchmarks.polarity_cluster.column_views import ColumnViewsMarginLoss
 from benchmarks.polarity_cluster.deshared_margin import DesharedColumnViewsLoss, DesharedMarginLoss
 from st_debias.losses import MarginNegationLoss
@@ -97,7 +97,7 @@ def test_under_column_views_only_the_margin_is_deshared(monkeypatch) -> None:
 
 
 def test_beside_the_cluster_hold_only_the_margin_is_deshared(monkeypatch, tiny_model) -> None:
-    from benchmarks.selection import cluster_cap
+    from benchmarks.polarity_cluster import cluster_cap
     from benchmarks.polarity_cluster.cluster_cap import ClusterCapMarginLoss
     from benchmarks.polarity_cluster.deshared_margin import DesharedClusterCapLoss
 

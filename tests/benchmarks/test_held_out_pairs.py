@@ -10,8 +10,6 @@ import numpy as np
 import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-from benchmarks.negation_meaning.probe_cosines import main as probe_cosines_main  # noqa: E402
-from benchmarks.negation_meaning.probe_cosines import paired_change, training_row_items  # noqa: E402
 from benchmarks.negation_meaning.held_out_pairs import (  # noqa: E402
     HALF_PAIRS,
     LEXICAL_PAIRS,
@@ -22,6 +20,8 @@ from benchmarks.negation_meaning.held_out_pairs import (  # noqa: E402
     in_training_half,
     lexical_pair_rows,
 )
+from benchmarks.negation_meaning.probe_cosines import main as probe_cosines_main  # noqa: E402
+from benchmarks.negation_meaning.probe_cosines import paired_change, training_row_items  # noqa: E402
 from st_debias.data.lexicon import is_prefixed_antonym, safe_antonym  # noqa: E402
 from st_debias.recipes.mix_sources import MIX_SOURCES, meaning_rows  # noqa: E402
 from st_debias.recipes.mix_sources import negation_meaning_quadruples as library_quadruples  # noqa: E402
