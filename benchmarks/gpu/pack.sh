@@ -19,7 +19,7 @@ mkdir -p "$cache"
 user_cache="${ST_DEBIAS_CACHE:-$HOME/.cache/st_debias}"
 [ -d "$user_cache/probes" ] && rm -rf "$cache/probes" && cp -r "$user_cache/probes" "$cache/probes"
 if [ "${1:-}" != "--no-rows" ]; then
-  ST_DEBIAS_CACHE="$cache" python benchmarks/recipe_v5/build_rows.py simcse st-debias --steps 3125 --seeds 42 \
+  ST_DEBIAS_CACHE="$cache" python benchmarks/selection/build_rows.py simcse st-debias --steps 3125 --seeds 42 \
     --batch-size 64 --max-seq-length 32
 fi
 entries=$(cd "$cache" && ls -A)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The lab's packing for a borrowed GPU machine without network access, where at most 64 MiB travel per call
 # (the `carry` paths of one call, beside the tree). Shared by the studies' device scripts
-# (recipe_v5/device.sh, gpu/pack.sh); run from the repository root:
+# (selection/device.sh, gpu/pack.sh); run from the repository root:
 #
 #   bash benchmarks/harness/device.sh pack DEST CACHE_DIR ENTRY...  # here: DEST/p1, p2, p3[, p4 …]
 #   bash benchmarks/harness/device.sh stage DEST    # there, once per call that carries one part of DEST

@@ -1,7 +1,7 @@
 """An experimental margin beside a teacher's ranking within each row, through sentence-transformers' own
 distillation losses.
 
-``TeacherStructureMarginLoss`` (``../selection/teacher_structure.py``) matched all-mpnet-base-v2's cosines
+``TeacherStructureMarginLoss`` (``../teachers_preservation/teacher_structure.py``) matched all-mpnet-base-v2's cosines
 themselves, over the batch or within rows, and cost the dev Oppn split: the two models' cosines sit at different
 levels, so matching them moves the student's whole geometry. ``TeacherDistillMarginLoss`` keeps version 6's loss
 and adds only the teacher's *ranking* of each row's two candidates, which a level shift does not change:
@@ -29,7 +29,7 @@ from sentence_transformers.sentence_transformer.losses import DistillKLDivLoss, 
 from sentence_transformers.util import pairwise_cos_sim
 from torch import Tensor
 
-from benchmarks.selection.teacher_structure import STRUCTURE_COLUMNS, TeacherStructureMarginLoss
+from benchmarks.teachers_preservation.teacher_structure import STRUCTURE_COLUMNS, TeacherStructureMarginLoss
 from st_debias import core
 from st_debias.data.negation.negator import negation_count
 from st_debias.losses import MarginNegationLoss

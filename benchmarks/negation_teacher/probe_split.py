@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.harness.provenance import write_table
+from benchmarks.negation_meaning.held_out_pairs import antonym_pair, in_training_half
 from benchmarks.negation_teacher.wordnet_pairs import sorted_pair, wordnet_antonyms
-from benchmarks.selection.held_out_pairs import antonym_pair, in_training_half
 from st_debias.datafiles import text_lines
 
 FIGURES = (("(i) ↑", "paraphrase_over_affirmative"), ("(ii) ↑", "paraphrase_over_negated_antonym"),

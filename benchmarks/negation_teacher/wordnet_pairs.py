@@ -9,7 +9,7 @@ word has both). Indirect antonyms, through a satellite's similar-to link, are co
 is the far end of a scale ("huge" under "large"), and "X is not huge" does not mean "X is small".
 
 Every pair falls in one half of a fixed split, the same one the curated pairs use in
-``benchmarks/selection/held_out_pairs.py`` (a hash of the sorted pair): the mix source
+``benchmarks/negation_meaning/held_out_pairs.py`` (a hash of the sorted pair): the mix source
 ``negation_meaning_wordnet_half`` keeps the quadruples of the training half only, so that the probe's items whose
 pair is in the other half measure what carries over to pairs no training row used.
 
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.harness.provenance import write_stamped_json
-from benchmarks.selection.held_out_pairs import antonym_pair, in_training_half
+from benchmarks.negation_meaning.held_out_pairs import antonym_pair, in_training_half
 from st_debias.data.lexicon import SAFE_ANTONYMS, is_prefixed_antonym
 from st_debias.recipes.mix_sources import MixSource, SourceRows, meaning_rows, negation_meaning_quadruples
 

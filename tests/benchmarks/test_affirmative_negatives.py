@@ -1,4 +1,4 @@
-"""The lab mix source ``negation_meaning_affirmative`` (benchmarks/selection/affirmative_negatives.py): rows built
+"""The lab mix source ``negation_meaning_affirmative`` (benchmarks/negation_meaning/affirmative_negatives.py): rows built
 from real corpus sentences, checked for the polarity each column claims, and named by a recipe through the
 lab's entry point."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from datasets import Dataset
 
-from benchmarks.selection.affirmative_negatives import (
+from benchmarks.negation_meaning.affirmative_negatives import (
     AFFIRMATIVE_NEGATIVES,
     SOURCE,
     affirmative_negative_rows,

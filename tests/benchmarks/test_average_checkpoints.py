@@ -1,4 +1,4 @@
-"""``recipe_v6/average_checkpoints.py`` and ``probe_direction.py``: the probe without the negated sentences' common
+"""``negation_meaning/average_checkpoints.py`` and ``probe_direction.py``: the probe without the negated sentences' common
 direction, checkpoint averages, and their refusals."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def test_the_dev_probe_reads_the_figures_without_the_direction_from_the_library(
 def test_an_average_of_checkpoints_is_the_mean_of_their_weights(
     tiny_model, tiny_model_other, tmp_path: Path, monkeypatch
 ) -> None:
-    module = _load(BENCHMARKS / "recipe_v6" / "average_checkpoints.py", monkeypatch)
+    module = _load(BENCHMARKS / "negation_meaning" / "average_checkpoints.py", monkeypatch)
     folders = [tmp_path / "weights" / f"checkpoint-{step}" for step in (25, 50)]
     for model, folder in zip((tiny_model, tiny_model_other), folders, strict=True):
         model.save(str(folder))
@@ -58,7 +58,7 @@ def test_an_average_of_checkpoints_is_the_mean_of_their_weights(
     ],
 )
 def test_bad_arguments_exit_2_before_any_work(tiny_st_dir: Path, tmp_path: Path, argv, says, monkeypatch, capsys) -> None:
-    module = _load(BENCHMARKS / "recipe_v6" / "average_checkpoints.py", monkeypatch)
+    module = _load(BENCHMARKS / "negation_meaning" / "average_checkpoints.py", monkeypatch)
     for name in ("checkpoint-25", "checkpoint-50", "checkpoint-75.partial"):  # 75: an interrupted link
         (tmp_path / "weights" / name).mkdir(parents=True)
     out = tmp_path / "average.md"
@@ -72,7 +72,7 @@ def test_bad_arguments_exit_2_before_any_work(tiny_st_dir: Path, tmp_path: Path,
 
 
 def test_probe_direction_refuses_a_folder_that_is_no_model(tmp_path: Path, monkeypatch, capsys) -> None:
-    module = _load(BENCHMARKS / "recipe_v6" / "probe_direction.py", monkeypatch)
+    module = _load(BENCHMARKS / "negation_meaning" / "probe_direction.py", monkeypatch)
     out = tmp_path / "direction.md"
     with pytest.raises(SystemExit) as refused:
         module.main([str(tmp_path), "--out", str(out)])

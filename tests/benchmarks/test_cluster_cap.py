@@ -1,4 +1,4 @@
-"""The lab loss ``ClusterCapMarginLoss`` (benchmarks/selection/cluster_cap.py): the margin plus a one-sided cap on
+"""The lab loss ``ClusterCapMarginLoss`` (benchmarks/polarity_cluster/cluster_cap.py): the margin plus a one-sided cap on
 the negation column's cluster, against a float64 reference written from the equation, with gradcheck, the cap's
 one-sidedness, its reference model, and through the recipe registry."""
 
@@ -9,8 +9,8 @@ import math
 import pytest
 import torch
 
-from benchmarks.selection import cluster_cap
-from benchmarks.selection.cluster_cap import ClusterCapMarginLoss
+from benchmarks.polarity_cluster import cluster_cap
+from benchmarks.polarity_cluster.cluster_cap import ClusterCapMarginLoss
 from st_debias.losses import MarginNegationLoss
 from tests.benchmarks.conftest import recipe_built_lab_loss
 

@@ -1,4 +1,4 @@
-"""The lab name ``ColumnViewsMarginLoss`` (benchmarks/selection/column_views.py) is MarginNegationLoss with SimCSE's
+"""The lab name ``ColumnViewsMarginLoss`` (benchmarks/polarity_cluster/column_views.py) is MarginNegationLoss with SimCSE's
 term on chosen columns (tested against its float64 reference in tests/losses), under the lab recipes' names."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from benchmarks.selection.column_views import ColumnViewsMarginLoss
+from benchmarks.polarity_cluster.column_views import ColumnViewsMarginLoss
 from st_debias.losses import MarginNegationLoss
 from tests.benchmarks.conftest import recipe_built_lab_loss
 

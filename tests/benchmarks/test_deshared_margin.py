@@ -1,4 +1,4 @@
-"""The lab loss ``DesharedMarginLoss`` (benchmarks/selection/deshared_margin.py): the margin scored without the
+"""The lab loss ``DesharedMarginLoss`` (benchmarks/polarity_cluster/deshared_margin.py): the margin scored without the
 batch's common difference direction, against a float64 reference written from the equation, with gradcheck, the
 gradient's direction, and through the recipe registry."""
 
@@ -9,9 +9,9 @@ import math
 import pytest
 import torch
 
-from benchmarks.selection import deshared_margin
-from benchmarks.selection.column_views import ColumnViewsMarginLoss
-from benchmarks.selection.deshared_margin import DesharedColumnViewsLoss, DesharedMarginLoss
+from benchmarks.polarity_cluster import deshared_margin
+from benchmarks.polarity_cluster.column_views import ColumnViewsMarginLoss
+from benchmarks.polarity_cluster.deshared_margin import DesharedColumnViewsLoss, DesharedMarginLoss
 from st_debias.losses import MarginNegationLoss
 from tests.benchmarks.conftest import recipe_built_lab_loss
 
@@ -97,9 +97,9 @@ def test_under_column_views_only_the_margin_is_deshared(monkeypatch) -> None:
 
 
 def test_beside_the_cluster_hold_only_the_margin_is_deshared(monkeypatch, tiny_model) -> None:
-    from benchmarks.selection import cluster_cap
-    from benchmarks.selection.cluster_cap import ClusterCapMarginLoss
-    from benchmarks.selection.deshared_margin import DesharedClusterCapLoss
+    from benchmarks.polarity_cluster import cluster_cap
+    from benchmarks.polarity_cluster.cluster_cap import ClusterCapMarginLoss
+    from benchmarks.polarity_cluster.deshared_margin import DesharedClusterCapLoss
 
     generator = torch.Generator().manual_seed(3)
     columns = [torch.randn(6, 8, generator=generator, dtype=torch.float64, requires_grad=True) for _ in range(4)]
@@ -131,7 +131,7 @@ def test_beside_the_cluster_hold_only_the_margin_is_deshared(monkeypatch, tiny_m
 
 
 def test_early_views_weigh_for_their_steps_then_nothing(tiny_model) -> None:
-    from benchmarks.selection.deshared_margin import EarlyViewsDesharedLoss
+    from benchmarks.polarity_cluster.deshared_margin import EarlyViewsDesharedLoss
 
     settings = {"view_columns": ("negation",), "view_weight": 0.5, "alpha": 0.1, "beta": 0.3, "margin_weight": 0.7,
                 "return_parts": True}

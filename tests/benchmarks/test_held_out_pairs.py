@@ -1,6 +1,6 @@
 """The lab mix sources ``negation_meaning_half_pairs`` and ``negation_meaning_lexical_pairs``
-(benchmarks/selection/held_out_pairs.py) on real corpus sentences, and the paired comparison and the training-row
-items of ``benchmarks/recipe_v6/probe_cosines.py``."""
+(benchmarks/negation_meaning/held_out_pairs.py) on real corpus sentences, and the paired comparison and the training-row
+items of ``benchmarks/negation_meaning/probe_cosines.py``."""
 
 from __future__ import annotations
 
@@ -10,9 +10,7 @@ import numpy as np
 import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-from benchmarks.recipe_v6.probe_cosines import main as probe_cosines_main  # noqa: E402
-from benchmarks.recipe_v6.probe_cosines import paired_change, training_row_items  # noqa: E402
-from benchmarks.selection.held_out_pairs import (  # noqa: E402
+from benchmarks.negation_meaning.held_out_pairs import (  # noqa: E402
     HALF_PAIRS,
     LEXICAL_PAIRS,
     LEXICAL_SOURCE,
@@ -22,6 +20,8 @@ from benchmarks.selection.held_out_pairs import (  # noqa: E402
     in_training_half,
     lexical_pair_rows,
 )
+from benchmarks.negation_meaning.probe_cosines import main as probe_cosines_main  # noqa: E402
+from benchmarks.negation_meaning.probe_cosines import paired_change, training_row_items  # noqa: E402
 from st_debias.data.lexicon import is_prefixed_antonym, safe_antonym  # noqa: E402
 from st_debias.recipes.mix_sources import MIX_SOURCES, meaning_rows  # noqa: E402
 from st_debias.recipes.mix_sources import negation_meaning_quadruples as library_quadruples  # noqa: E402

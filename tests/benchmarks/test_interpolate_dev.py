@@ -1,4 +1,4 @@
-"""benchmarks/selection/interpolate_dev.py: the weight interpolation it scores."""
+"""benchmarks/minimal_pairs_margin/interpolate_dev.py: the weight interpolation it scores."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import torch
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "selection" / "interpolate_dev.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "minimal_pairs_margin" / "interpolate_dev.py"
 
 
 def _module(monkeypatch):

@@ -232,3 +232,36 @@ def test_each_study_has_one_short_index_row() -> None:
     assert len(studies) == len(set(studies)), "a study with two index rows"
     long = {study: len(" ".join(row.split("|")[2:4]).split()) for study, row in zip(studies, rows, strict=True)}
     assert not {study: words for study, words in long.items() if words > 60}, long
+
+
+def test_no_readme_under_benchmarks_is_over_400_lines() -> None:
+    """Failure guarded: a study README that grew into a lab notebook (one reached 2,466 lines). A study answers
+    one question; its tables come from its result files and history shrinks to what a newcomer needs."""
+    readmes = [p for p in _benchmark_files() if p.name == "README.md"]
+    assert len(readmes) >= 10, "found too few READMEs: the discovery above is broken"
+    long = {str(p): n for p in readmes if (n := len((BENCHMARKS / p).read_text(encoding="utf-8").splitlines())) > 400}
+    assert not long, f"split these by question (at most 400 lines, ~300 wanted): {long}"
+
+
+def _table_reports() -> list[Path]:
+    """The study scripts that write their README's tables through ``benchmarks.harness.tables``."""
+    return sorted(
+        BENCHMARKS / p
+        for p in _benchmark_files()
+        if p.name == "report.py" and "benchmarks.harness.tables" in (BENCHMARKS / p).read_text(encoding="utf-8")
+    )
+
+
+@pytest.mark.parametrize("report", _table_reports(), ids=lambda p: p.parent.name)
+def test_generated_readme_tables_are_up_to_date(report: Path) -> None:
+    """Failure guarded: a README table typed by hand, or left behind when a result file moved or changed:
+    regenerating the tables from the committed result files reproduces the README."""
+    from benchmarks.harness.tables import render
+
+    module = importlib.import_module(f"benchmarks.{report.parent.name}.report")
+    readme = (report.parent / "README.md").read_text(encoding="utf-8")
+    assert render(readme, module.tables()) == readme, f"run python {report.relative_to(ROOT)}"
+
+
+def test_the_table_markers_are_found() -> None:
+    assert len(_table_reports()) >= 7, "found too few report.py: the discovery above is broken"

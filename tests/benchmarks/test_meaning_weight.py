@@ -1,4 +1,4 @@
-"""The lab loss ``MeaningWeightedMarginLoss`` (benchmarks/selection/meaning_weight.py): the margin with the
+"""The lab loss ``MeaningWeightedMarginLoss`` (benchmarks/negation_meaning/meaning_weight.py): the margin with the
 negation-meaning rows weighted apart, against a float64 reference written from the equation, with gradcheck, the
 rows it weighs on real sentences, and through the recipe registry."""
 
@@ -9,7 +9,7 @@ import math
 import pytest
 import torch
 
-from benchmarks.selection.meaning_weight import MeaningWeightedMarginLoss, is_meaning_row, row_weights
+from benchmarks.negation_meaning.meaning_weight import MeaningWeightedMarginLoss, is_meaning_row, row_weights
 from st_debias.losses import MarginNegationLoss
 from tests.benchmarks.conftest import recipe_built_lab_loss
 from tests.conftest import first_sentences
@@ -71,7 +71,7 @@ def test_it_weighs_the_negation_meaning_rows_and_no_minimal_pair() -> None:
     meaning = meaning_rows(quadruples)
     assert len(meaning) >= 40
     assert all(is_meaning_row(*row) for row in meaning)
-    from benchmarks.selection.affirmative_negatives import affirmative_negative_rows
+    from benchmarks.negation_meaning.affirmative_negatives import affirmative_negative_rows
 
     affirmative, _ = affirmative_negative_rows(sentences=sentences)
     assert len(affirmative) == len(meaning) and all(is_meaning_row(*row) for row in affirmative)

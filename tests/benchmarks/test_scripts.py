@@ -157,7 +157,7 @@ def test_score_test_scores_a_checkpoint_at_the_saved_models_length(tiny_model, t
     """The test-side scorer loads a checkpoint as the dev scorer does, and records which weights it scored."""
     import st_debias.evaluation
 
-    module = _load(BENCHMARKS / "recipe_v5" / "score_test.py", monkeypatch)
+    module = _load(BENCHMARKS / "selection" / "score_test.py", monkeypatch)
     checkpoint = _run_with_checkpoint(tiny_model, tmp_path)
     lengths: list[int] = []
 
@@ -181,7 +181,7 @@ def test_dev_genres_scores_each_genre_and_refuses_a_folder_that_is_no_model(
     tiny_st_dir: Path, shared_data: Path, tmp_path: Path, monkeypatch
 ) -> None:
     """STS-B dev's three genres for a saved model, at the asked length; a bad argument exits 2 before any work."""
-    module = _load(BENCHMARKS / "recipe_v6" / "dev_genres.py", monkeypatch)
+    module = _load(BENCHMARKS / "teachers_preservation" / "dev_genres.py", monkeypatch)
     out = tmp_path / "genres.md"
     with pytest.raises(SystemExit) as refused:
         module.main([str(tiny_st_dir), str(tmp_path), "--out", str(out)])
@@ -210,7 +210,7 @@ def test_select_dev_refuses_what_low_rank_adapters_cannot_do(config: str, extra:
     """Each refused before any scoring or training, with exit 2."""
     module = _load(BENCHMARKS / "selection" / "select_dev.py", monkeypatch)
     monkeypatch.setattr(module, "start_scores", lambda *a, **k: pytest.fail("scored before refusing"))
-    recipe = BENCHMARKS / "recipe_v6" / "configs" / f"{config}.yaml"
+    (recipe,) = BENCHMARKS.glob(f"*/configs/{config}.yaml")
     with pytest.raises(SystemExit) as refused:
         module.main([str(recipe), "--lora-rank", "8", *extra])
     assert refused.value.code == 2 and says in capsys.readouterr().err

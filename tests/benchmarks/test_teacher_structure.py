@@ -1,4 +1,4 @@
-"""The lab loss ``TeacherStructureMarginLoss`` (benchmarks/selection/teacher_structure.py): the margin beside the squared
+"""The lab loss ``TeacherStructureMarginLoss`` (benchmarks/teachers_preservation/teacher_structure.py): the margin beside the squared
 difference from a frozen teacher's in-batch cosines, against a float64 reference written from the equation, with
 gradcheck, on real sentences through a tiny student and a tiny teacher, and through the recipe registry."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from benchmarks.selection.teacher_structure import TeacherStructureMarginLoss
+from benchmarks.teachers_preservation.teacher_structure import TeacherStructureMarginLoss
 from st_debias import core
 from st_debias.losses import MarginNegationLoss
 from tests.benchmarks.conftest import recipe_built_lab_loss

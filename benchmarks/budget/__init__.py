@@ -1,0 +1,1 @@
+"""The budget study (see its README.md)."""

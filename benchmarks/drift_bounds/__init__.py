@@ -1,0 +1,1 @@
+"""The drift_bounds study (see its README.md)."""

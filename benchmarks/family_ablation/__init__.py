@@ -1,0 +1,1 @@
+"""The family_ablation study (see its README.md)."""

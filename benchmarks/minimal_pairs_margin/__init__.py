@@ -1,0 +1,1 @@
+"""The minimal_pairs_margin study (see its README.md)."""

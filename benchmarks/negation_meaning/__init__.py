@@ -1,0 +1,1 @@
+"""The negation_meaning study (see its README.md)."""

@@ -1,0 +1,1 @@
+"""The polarity_cluster study (see its README.md)."""

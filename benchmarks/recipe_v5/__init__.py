@@ -1,1 +1,0 @@
-"""The recipe_v5 study (see its README.md)."""

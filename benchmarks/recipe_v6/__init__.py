@@ -1,1 +1,0 @@
-"""The recipe_v6 study (see its README.md)."""

@@ -1,0 +1,1 @@
+"""The teachers_preservation study (see its README.md)."""
