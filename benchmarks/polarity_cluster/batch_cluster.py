@@ -132,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.batches < 1:
         parser.error(f"--batches must be at least 1, got {args.batches}")
 
+    from benchmarks.harness.recipe_knobs import knob
     from benchmarks.harness.trained import load_trained
     from st_debias.data.kinds import DATA_KINDS
     from st_debias.paths import load_model
@@ -145,7 +146,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--batches {args.batches} asks for {args.batches * BATCH} rows; the recipe trains on {wanted}")
     print(f"[batch_cluster] reading the training rows of {recipe.name}", flush=True)
     sentences = read_corpus(None, DATA_KINDS[recipe.data.kind].oversample * wanted)
-    mix_sentences = read_corpus(None, recipe.data.mix_sentences) if recipe.data.mix_sentences else None
+    mix_count = knob(recipe, "mix_sentences")
+    mix_sentences = read_corpus(None, mix_count) if mix_count else None
     rows, _ = build_rows(recipe, sentences, start, show_progress_bar=False, mix_sentences=mix_sentences)
 
     models = [("start", start, False), ("start, dropout on", start, True)]

@@ -229,6 +229,7 @@ def check_lora_arguments(parser: argparse.ArgumentParser, args: argparse.Namespa
 
 def check_inputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Refuse a recipe that does not load or a model folder that does not exist, before any scoring (exit 2)."""
+    from benchmarks.harness.recipe_knobs import knob
     from st_debias.recipes import load_recipe
 
     for path in args.variants:
@@ -236,12 +237,12 @@ def check_inputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
             load_recipe(path)
         except (OSError, ValueError) as error:
             parser.error(str(error))
-        training = load_recipe(path).training
-        if args.lora_rank and training.keep != "last":
+        recipe = load_recipe(path)
+        if args.lora_rank and recipe.training.keep != "last":
             parser.error(f"--lora-rank: {path} keeps its best checkpoint; adapters need training.keep: last")
-        if args.lora_rank and (training.frozen_layers or training.freeze_embeddings):
+        if args.lora_rank and (knob(recipe, "frozen_layers") or knob(recipe, "freeze_embeddings")):
             parser.error(f"--lora-rank: {path} freezes layers; the adapters would train on them all the same")
-        if args.lora_rank and training.decay_to_start:
+        if args.lora_rank and knob(recipe, "decay_to_start"):
             parser.error(f"--lora-rank: {path} sets training.decay_to_start; the pull would draw the adapters toward their random start")
     if args.lora_rank:
         check_lora_arguments(parser, args)
@@ -270,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gradient-shares", type=int, default=10, metavar="N", help="log gradient shares every N steps")
     parser.add_argument(
         "--decay-to-start", type=float, default=0.0, metavar="STRENGTH",
-        help="pull the weights toward the start model after each step, as the recipe setting training.decay_to_start "
+        help="pull the weights toward the start model after each step, as the lab's recipe setting training.decay_to_start "
         "(labelled <variant>-decay<STRENGTH>; 0 = the recipe's own)",
     )
     parser.add_argument(

@@ -1,5 +1,5 @@
 """``select_dev.py --lora-rank``: only low-rank updates to the attention's query and value train, merged into a plain
-model when training ends. (``--decay-to-start`` is the library's ``training.decay_to_start``: tests/recipes.)"""
+model when training ends. (``--decay-to-start`` is the lab's recipe setting ``training.decay_to_start``: test_recipe_knobs.py.)"""
 
 from __future__ import annotations
 
