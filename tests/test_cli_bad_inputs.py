@@ -498,7 +498,7 @@ def test_a_kinds_own_flags_take_their_defaults_and_help_from_its_builder(capsys)
     with pytest.raises(SystemExit):
         main(["build", "--help"])
     text = " ".join(capsys.readouterr().out.split())
-    parameters = inspect.signature(IPWBuilder).parameters
+    parameters = inspect.signature(IPWBuilder).parameters  # read from the source at --help; here, imported
     for option in DATA_KINDS["ipw"].flags:
         default, help_text = DATA_KINDS["ipw"].flag_options()[option]
         assert default == parameters[option].default and help_text != option.replace("_", " "), option

@@ -1,25 +1,21 @@
 """The study's table and plot, from its result files (``results/*_backends*.json``): per model, tasks and backend,
-the evaluation's wall time, its speed against torch's, the one-off conversion, and the figure furthest from
-torch's. Written to ``results/backends.md``, ``results/backends.png`` and into the README between its table markers.
+the evaluation's wall time, its speed against torch's, the one-off conversion, and the reported figure furthest
+from torch's. Written into the README (``--check``: exit 1 when it is out of date) and to ``results/backends.png``.
 
     python benchmarks/backends/report.py
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import re
 from pathlib import Path
 from typing import Any
 
-from benchmarks.harness.provenance import write_table
-from st_debias.files import atomic_write_text
+from benchmarks.harness import tables as generated
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 README = HERE / "README.md"
-BEGIN, END = "<!-- tables: begin (report.py) -->", "<!-- tables: end -->"
 
 
 def runs() -> list[tuple[str, dict[str, Any]]]:
@@ -42,7 +38,11 @@ def furthest(run: dict[str, Any]) -> str:
     return f"{top['difference']:.2g} (`{top['figure'].lstrip('/')}`: {top['torch']:.6g} → {top['backend']:.6g})"
 
 
-def table() -> list[str]:
+def tables() -> dict[str, list[str]]:
+    return {"timings": timing_table()}
+
+
+def timing_table() -> list[str]:
     lines = [
         "| result | model | tasks | backend | wall s | × torch | conversion s | quiet | largest difference from torch |",
         "|---|---|---|---|---:|---:|---:|---|---|",
@@ -85,16 +85,10 @@ def plot(path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=str(RESULTS / "backends.md"))
-    args = parser.parse_args(argv)
-    lines = table()
-    write_table(args.out, lines, {"results": [stem for stem, _ in runs()]})
-    plot(Path(args.out).with_suffix(".png"))
-    text = README.read_text(encoding="utf-8")
-    block = "\n".join([BEGIN, *lines, END])
-    atomic_write_text(README, re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: block, text, flags=re.S))
-    return 0
+    status = generated.run(README, tables, argv, __doc__)
+    if status == 0 and not (argv and "--check" in argv):
+        plot(RESULTS / "backends.png")
+    return status
 
 
 if __name__ == "__main__":

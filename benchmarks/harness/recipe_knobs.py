@@ -3,8 +3,8 @@
 
 * ``training.frozen_layers`` / ``training.freeze_embeddings`` (:class:`FrozenLayers`): the embedding layer and
   the first N transformer layers keep their start weights;
-* ``training.decay_to_start`` (:class:`DecayToStartSetting`): :class:`DecayToStart` pulls every weight back
-  toward its start value after each step;
+* ``training.decay_to_start`` (:class:`DecayToStartSetting`): ``benchmarks.harness.decay_to_start.DecayToStart``
+  pulls every weight back toward its start value after each step;
 * ``loss.preservation_weight`` / ``loss.preservation_without_dropout`` (:class:`Preservation`): the loss is
   wrapped in :class:`~st_debias.losses.SimilarityPreservation` (inside the recall term);
 * ``data.mix_sentences`` (:class:`MixSentences`): the corpus sentences the ``data.mix`` sources that read the
@@ -14,15 +14,16 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
-from transformers import TrainerCallback
-
-from st_debias.recipes import Recipe
 from st_debias.recipes.extensions import RecipeExtension
 from st_debias.recipes.losses import uncached_name
 from st_debias.recipes.mix_sources import MIX_SOURCES
+
+if TYPE_CHECKING:
+    from st_debias.recipes import Recipe
+
+# Recipes load this module to learn its keys, so it imports no torch: what needs it is imported where it is used.
 
 
 def freeze_lower_layers(model: Any, count: int, embeddings_alone: bool = False) -> None:
@@ -68,47 +69,8 @@ class FrozenLayers(RecipeExtension):
         freeze_lower_layers(model, self.values["frozen_layers"], embeddings_alone=self.values["freeze_embeddings"])
 
 
-class DecayToStart(TrainerCallback):
-    r"""After each optimiser step, move every trainable weight back toward its start value:
-
-    .. math::
-
-        \theta \leftarrow \theta - \eta_t \, s \, (\theta - \theta_0)
-
-    with :math:`\eta_t` the learning rate, :math:`s` the ``strength`` and :math:`\theta_0` the weights the
-    trainer was built with. The recall regulariser adds :math:`\gamma(\theta - \theta_0)` to the gradient, which
-    Adam then normalises; applied after the step instead, as AdamW applies weight decay, the pull shrinks the
-    distance from the start without steering the step. With :math:`\eta_t s = 1` the weights return exactly to
-    the start. The start weights are copied when the trainer is built, before a checkpoint is loaded, so a resumed
-    run pulls toward the same weights as the run it continues.
-
-    Args:
-        strength: :math:`s` (> 0); ``training.decay_to_start`` in a recipe.
-    """
-
-    def __init__(self, strength: float) -> None:
-        if not strength > 0:
-            raise ValueError(f"DecayToStart: strength must be > 0, got {strength!r}.")
-        self.strength = strength
-        self.start: dict[str, torch.Tensor] = {}
-
-    def __repr__(self) -> str:
-        return f"DecayToStart(strength={self.strength:g})"
-
-    def on_init_end(self, args, state, control, model=None, **kwargs):  # noqa: ANN001 - the TrainerCallback signature
-        self.start = {name: p.detach().clone() for name, p in model.named_parameters() if p.requires_grad}
-
-    @torch.no_grad()
-    def on_step_end(self, args, state, control, model=None, lr_scheduler=None, **kwargs):  # noqa: ANN001
-        rate = lr_scheduler.get_last_lr()[0] * self.strength
-        for name, parameter in model.named_parameters():
-            start = self.start.get(name)
-            if start is not None:
-                parameter.sub_(rate * (parameter - start))
-
-
 class DecayToStartSetting(RecipeExtension):
-    """``training.decay_to_start``: the :class:`DecayToStart` strength (0: off)."""
+    """``training.decay_to_start``: the strength of the pull toward the start weights after each step (0: off)."""
 
     section = "training"
     defaults = {"decay_to_start": 0.0}
@@ -119,6 +81,8 @@ class DecayToStartSetting(RecipeExtension):
             raise ValueError(f"training.decay_to_start must be >= 0 (0: off), got {value!r}.")
 
     def callbacks(self) -> list[Any]:
+        from benchmarks.harness.decay_to_start import DecayToStart
+
         strength = self.values["decay_to_start"]
         return [DecayToStart(strength)] if strength else []
 

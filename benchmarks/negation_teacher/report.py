@@ -1,26 +1,21 @@
 """The study's tables, from its result files: the development figures of every variant (``select_dev.py``'s files
-in ``results/dev-100/``) and the negation-meaning probe by subset (``results/probe_split.json``). Written to
-``results/negation_teacher.md`` and into the README between its table markers.
+in ``results/dev-100/``) and the negation-meaning probe by subset (``results/probe_split.json``), written into the
+README (``--check``: exit 1 when it is out of date).
 
     python benchmarks/negation_teacher/report.py
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import re
 from pathlib import Path
 
-from benchmarks.harness.provenance import write_table
-from st_debias.files import atomic_write_text
+from benchmarks.harness import tables as generated
 
 HERE = Path(__file__).resolve().parent
 RUNS = HERE / "results" / "dev-100"
 SPLIT = HERE / "results" / "probe_split.json"
-OUT = HERE / "results" / "negation_teacher.md"
 README = HERE / "README.md"
-BEGIN, END = "<!-- tables: begin (report.py) -->", "<!-- tables: end -->"
 
 #: (column, score key, better direction: 1 higher, -1 lower)
 DEV = (
@@ -77,20 +72,12 @@ def split_table() -> list[str]:
     return lines
 
 
+def tables() -> dict[str, list[str]]:
+    return {"dev": dev_table(), "split": split_table()}
+
+
 def main(argv: list[str] | None = None) -> int:
-    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args(argv)
-    blocks = ["Development figures at 100 steps (seed 42); bold: on the wrong side of the start model.", "",
-              *dev_table()]
-    split = split_table()
-    if split:
-        blocks += ["", "The negation-meaning dev probe by subset: (i) / (ii) / (iii) per model.", "", *split]
-    text = "\n".join(blocks) + "\n"
-    write_table(OUT, blocks, {"sources": sorted(str(f.relative_to(HERE)) for f in [*RUNS.glob("*.json"), SPLIT] if f.is_file())})
-    readme = README.read_text(encoding="utf-8")
-    if BEGIN in readme:
-        readme = re.sub(re.escape(BEGIN) + r".*?" + re.escape(END), f"{BEGIN}\n{text}{END}", readme, flags=re.S)
-        atomic_write_text(README, readme)
-    return 0
+    return generated.run(README, tables, argv, __doc__)
 
 
 if __name__ == "__main__":

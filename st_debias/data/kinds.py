@@ -15,7 +15,9 @@ Example:
 
 from __future__ import annotations
 
+import ast
 import importlib
+import importlib.util
 import inspect
 import json
 import re
@@ -57,9 +59,36 @@ def _as_builder_arguments(options: dict[str, Any] | None) -> dict[str, Any]:
     return {key: tuple(value) if isinstance(value, list) else value for key, value in (options or {}).items()}
 
 
-def _argument_help(function: Any, name: str) -> str:
-    """The first line of ``name``'s entry in the ``Args:`` section of ``function``'s Google-style docstring."""
-    found = re.search(rf"^\s+{re.escape(name)}(?: \(.*?\))?: (.+)$", inspect.getdoc(function) or "", re.MULTILINE)
+def _declared_arguments(reference: str | None) -> tuple[dict[str, Any], str]:
+    """The literal defaults of the ``__init__`` parameters of the class ``"module:Class"``, and its class docstring,
+    read from its source without importing the module."""
+    if reference is None:
+        return {}, ""
+    module, name = reference.split(":")
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        return {}, ""
+    tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    cls = next((node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == name), None)
+    init = next((node for node in (cls.body if cls else []) if isinstance(node, ast.FunctionDef) and node.name == "__init__"), None)
+    if cls is None or init is None:
+        return {}, ""
+    arguments = init.args
+    positional = arguments.posonlyargs + arguments.args
+    pairs = list(zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults, strict=True))
+    pairs += [(argument, default) for argument, default in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True) if default]
+    defaults = {}
+    for argument, default in pairs:
+        try:
+            defaults[argument.arg] = ast.literal_eval(default)
+        except ValueError:
+            continue  # not a literal: no flag can take it
+    return defaults, ast.get_docstring(cls) or ""
+
+
+def _argument_help(doc: str, name: str) -> str:
+    """The first line of ``name``'s entry in the ``Args:`` section of a Google-style docstring."""
+    found = re.search(rf"^\s+{re.escape(name)}(?: \(.*?\))?: (.+)$", doc, re.MULTILINE)
     return found.group(1).strip() if found else name.replace("_", " ")
 
 
@@ -120,13 +149,20 @@ class DataKind:
         return (["generator"] if self.generator_choice else []) + names
 
     def flag_options(self) -> dict[str, tuple[Any, str]]:
-        """Each of :attr:`flags` with its default and help text, read from the builder's signature and the
-        ``Args:`` of its docstring (the one place the option is declared)."""
-        builder = self.builder_class()
-        if builder is None:
+        """Each of :attr:`flags` with its default and help text, read from the builder's ``__init__`` signature and
+        the ``Args:`` of its class docstring (the one place the option is declared). The builder's source is read,
+        not imported, so that ``st-debias --help`` never loads torch.
+
+        Raises:
+            ValueError: a flag that is not a parameter of the builder with a literal default.
+        """
+        if not self.flags:
             return {}
-        parameters = inspect.signature(builder).parameters
-        return {name: (parameters[name].default, _argument_help(builder, name)) for name in self.flags}
+        defaults, doc = _declared_arguments(self.builder)
+        missing = [name for name in self.flags if name not in defaults]
+        if missing:
+            raise ValueError(f"data kind {self.name!r}: flags {missing} are not parameters of {self.builder} with a default")
+        return {name: (defaults[name], _argument_help(doc, name)) for name in self.flags}
 
     def check_options(self, options: dict[str, Any], label: str = "data.options") -> None:
         """Refuse unknown options and values the builder itself refuses; ``label`` names the options in messages.

@@ -94,15 +94,19 @@ def test_every_folder_with_python_is_a_package_of_the_lab() -> None:
 
 
 def test_the_lab_entry_points_name_what_exists() -> None:
-    """Each loss and ``data.mix`` source the lab declares resolves to a class or source of that module, never to a
-    name st_debias has its own entry for."""
+    """Each loss, ``data.mix`` source and recipe extension the lab declares resolves to a class or source of that
+    module, never to a name st_debias has its own entry for."""
+    from st_debias.recipes.extensions import RECIPE_EXTENSIONS
     from st_debias.recipes.losses import LOSSES
     from st_debias.recipes.mix_sources import MIX_SOURCES
 
     tomllib = pytest.importorskip("tomllib")
     points = tomllib.loads((BENCHMARKS / "pyproject.toml").read_text(encoding="utf-8"))["project"]["entry-points"]
-    assert set(points) == {"st_debias.losses", "st_debias.mix_sources"}
-    for group, registry in (("st_debias.losses", LOSSES), ("st_debias.mix_sources", MIX_SOURCES)):
+    assert set(points) == {"st_debias.losses", "st_debias.mix_sources", "st_debias.recipe_extensions"}
+    for group, registry in (
+        ("st_debias.losses", LOSSES), ("st_debias.mix_sources", MIX_SOURCES),
+        ("st_debias.recipe_extensions", RECIPE_EXTENSIONS),
+    ):
         assert points[group] and not set(points[group]) & set(registry.builtin())
         for name, value in points[group].items():
             module, _, attribute = value.partition(":")

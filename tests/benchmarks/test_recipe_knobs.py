@@ -13,7 +13,8 @@ import torch
 from datasets import Dataset
 from sentence_transformers import SentenceTransformer
 
-from benchmarks.harness.recipe_knobs import DecayToStart, freeze_lower_layers
+from benchmarks.harness.decay_to_start import DecayToStart
+from benchmarks.harness.recipe_knobs import freeze_lower_layers
 from st_debias.losses import MarginNegationLoss, SimilarityPreservation
 from st_debias.recipes import load_recipe, override, train_recipe
 from st_debias.recipes.extensions import RECIPE_EXTENSIONS
