@@ -100,7 +100,8 @@ def evaluate_model(
             measured fastest here (:func:`~st_debias.evaluation.backends.resolve_backend`), torch when its
             conversion fails the check (with a warning). Recorded as ``backend``; the label gets ``[backend]``
             appended (``[onnx-int8]``: not the model's fp32 figures).
-        cache_dir: cache root for a backend's conversion (default ``$ST_DEBIAS_CACHE`` or ~/.cache/st_debias).
+        cache_dir: cache root for a backend's conversion and the transfer tasks' embeddings and figures (default
+            ``$ST_DEBIAS_CACHE`` or ~/.cache/st_debias).
 
     Returns:
         ``{"model", "fingerprint", "sts": {task: score, "avg"}, "sts_subsets": {task: {subset: {...}}}, "bias":
@@ -227,7 +228,8 @@ def evaluate_model(
     if "transfer" in groups:
         t0 = time.perf_counter()
         transfer = evaluate_transfer(
-            encoder, transfer_tasks, data_dir, batch_size=batch_size, show_progress_bar=show_progress_bar
+            encoder, transfer_tasks, data_dir, batch_size=batch_size, show_progress_bar=show_progress_bar,
+            cache_dir=cache_dir,
         )
         entry["transfer"] = transfer["scores"]
         entry["transfer_selection"] = transfer["selection"]

@@ -437,6 +437,7 @@ def test_transfer_figures_are_torchs_under_a_converted_backend(session_tiny_mode
     entry = evaluate_model(session_tiny_model, ("transfer",), mini_transfer_data, backend=backend, **kwargs)
     assert entry["backend"]["name"] == backend and entry["model"].endswith(f"[{backend}]")
     assert entry["fingerprint"] == reference["fingerprint"]
+    assert len(list((tmp_path / "transfer").glob("*.json"))) == 4, "each run's figures cached under its cache_dir"
     # The embeddings are torch's within 1e-4, but a classifier's choice of C can flip on a near-tie between two
     # values (benchmarks/backends/): a score may move by a test item or two, never more.
     for task in ("TREC", "MRPC"):
