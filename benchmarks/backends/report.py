@@ -19,23 +19,18 @@ README = HERE / "README.md"
 
 
 def runs() -> list[tuple[str, dict[str, Any]]]:
-    """``(result file stem, its content)`` of every timing result, in name order; a result written before the
-    script recorded its tasks is read by its name (``…_transfer``: ``--tasks transfer``)."""
-    found = []
-    for file in sorted(RESULTS.glob("*_backends*.json")):
-        result = json.loads(file.read_text(encoding="utf-8"))
-        result.setdefault("tasks", "transfer" if file.stem.endswith("_transfer") else "sts,bias")
-        found.append((file.stem, result))
-    return found
+    """``(result file stem, its content)`` of every timing result, in name order."""
+    return [(file.stem, json.loads(file.read_text(encoding="utf-8"))) for file in sorted(RESULTS.glob("*_backends*.json"))]
 
 
 def furthest(run: dict[str, Any]) -> str:
-    """The figure furthest from torch's, as ``path: torch → backend``; ``–`` when every figure is equal."""
-    differences = run.get("largest_differences") or []
+    """The reported figure furthest from torch's, as ``difference (path: torch → backend)``; ``equal`` when none
+    differs."""
+    differences = run["largest_differences"]
     if not differences:
-        return "–" if run.get("largest_figure_difference", 0) == 0 else f"{run['largest_figure_difference']:.2g}"
+        return "equal"
     top = differences[0]
-    return f"{top['difference']:.2g} (`{top['figure'].lstrip('/')}`: {top['torch']:.6g} → {top['backend']:.6g})"
+    return f"{top['difference']:.2g} (`{top['figure'].lstrip('/')}`: {top['torch']:.2f} → {top['backend']:.2f})"
 
 
 def tables() -> dict[str, list[str]]:
@@ -44,19 +39,18 @@ def tables() -> dict[str, list[str]]:
 
 def timing_table() -> list[str]:
     lines = [
-        "| result | model | tasks | backend | wall s | × torch | conversion s | quiet | largest difference from torch |",
-        "|---|---|---|---|---:|---:|---:|---|---|",
+        "| model | tasks | backend | wall s | torch's time ÷ this | conversion s | quiet | reported figure furthest from torch's |",
+        "|---|---|---|---:|---:|---:|---|---|",
     ]
-    for stem, result in runs():
+    for _, result in runs():
         torch_s = result["runs"].get("torch", {}).get("wall_s")
         for backend, run in result["runs"].items():
             if "skipped" in run and "wall_s" not in run:
-                lines.append(f"| {stem} | {result['model']} | {result['tasks']} | {backend} | skipped: "
-                             f"{run['skipped']} | | | | |")
+                lines.append(f"| {result['model']} | {result['tasks']} | {backend} | skipped: {run['skipped']} | | | | |")
                 continue
             speed = f"{torch_s / run['wall_s']:.2f}" if torch_s else "–"
             lines.append(
-                f"| {stem} | {result['model']} | {result['tasks']} | {backend} | {run['wall_s']:.1f} | "
+                f"| {result['model']} | {result['tasks']} | {backend} | {run['wall_s']:.1f} | "
                 f"{speed} | {run['convert_s']:.1f} | {'yes' if run['machine']['quiet'] else 'no'} | {furthest(run)} |"
             )
     return lines

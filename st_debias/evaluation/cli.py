@@ -48,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         choices=BACKEND_CHOICES,
         default=os.environ.get(BACKEND_ENV, "auto"),
         help="what runs the transformer for every encode: auto (default, or $ST_DEBIAS_BACKEND): on a CPU the "
-        f"installed fp32 backend measured fastest ({', '.join(AUTO_CPU_ORDER)}, in that order), torch on a GPU; "
+        f"installed fp32 backend measured fastest (tried in this order: {', '.join(AUTO_CPU_ORDER)}), torch on a GPU; "
         "torch; onnx or openvino (converted once per model into the cache, checked against torch: fp32 figures "
         "within 1e-4; pip install 'st-debias[onnx]' or 'st-debias[openvino]'); onnx-int8 (quantised, "
         "approximate, labelled [onnx-int8])",
