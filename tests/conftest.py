@@ -18,9 +18,6 @@ os.environ.setdefault("ST_DEBIAS_DATA", str((REPO.parent / "shared" / "data").re
 os.environ.setdefault("NLTK_DATA", str(Path(os.environ["ST_DEBIAS_DATA"]) / "nltk_data"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-# `st-debias eval` picks its backend (auto: OpenVINO when installed); the suite evaluates with torch unless a test
-# asks for a backend (tests/evaluation/test_backends.py covers auto and each backend).
-os.environ["ST_DEBIAS_BACKEND"] = "torch"
 
 
 @pytest.fixture(scope="session")

@@ -41,7 +41,7 @@ case "${1:-}" in
       || { tail -30 "$logs/start.log"; exit 1; }
     for config in "$@"; do
       name=$(basename "$config" .yaml)
-      python3 benchmarks/selection/select_dev.py "$config" --results-dir "$out" --work-dir "outputs/v5/work/$(basename "$out")" --steps "$steps" \
+      python3 benchmarks/selection/select_dev.py "$config" --results-dir "$out" --work-dir "outputs/v5/runs/$(basename "$out")" --steps "$steps" \
         --eval-steps "$eval_steps" --seeds "$seed" --transfer "$transfer" --quiet > "$logs/$name.log" 2>&1 &
     done
     failed=0

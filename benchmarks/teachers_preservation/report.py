@@ -15,6 +15,13 @@ README = Path(__file__).resolve().parent / "README.md"
 R = "teachers_preservation/results"
 PULL = "drift_bounds/results/cpu-dev-500/v6-norecall-swap10-last-decay300-seed42.json"
 SIDES = (*DEV[:3], *OPPN_SIDES[1:])
+#: Version 6 and the runs with a teacher's in-batch cosines (100 steps, seed 42, last checkpoint).
+TEACHER_RUNS = [
+    ("version 6", "budget/results/v6/cpu-dev-100/v6-swap10-gamma1e3-last-seed42.json"),
+    ("teacher over the batch, weight 1", f"{R}/cpu-dev-100/v6-swap10-gamma1e3-teacher1-last-seed42.json"),
+    ("teacher over the batch, weight 0.1", f"{R}/cpu-dev-100/v6-swap10-gamma1e3-teacher01-last-seed42.json"),
+    ("weight 0.1, 10 % SNLI rows", f"{R}/cpu-dev-100/v6-swap10-gamma1e3-teacher01-nli10-last-seed42.json"),
+]
 
 
 def tables() -> dict[str, list[str]]:
@@ -46,39 +53,11 @@ def tables() -> dict[str, list[str]]:
             head="(step 500, seed 42)",
         ),
         "teacher": dev_table(
-            [
-                ("version 6", "budget/results/v6/cpu-dev-100/v6-swap10-gamma1e3-last-seed42.json"),
-                (
-                    "teacher over the batch, weight 1",
-                    f"{R}/cpu-dev-100/v6-swap10-gamma1e3-teacher1-last-seed42.json",
-                ),
-                (
-                    "teacher over the batch, weight 0.1",
-                    f"{R}/cpu-dev-100/v6-swap10-gamma1e3-teacher01-last-seed42.json",
-                ),
-                (
-                    "weight 0.1, 10 % SNLI rows",
-                    f"{R}/cpu-dev-100/v6-swap10-gamma1e3-teacher01-nli10-last-seed42.json",
-                ),
-            ],
+            TEACHER_RUNS,
             head="(100 steps, seed 42, last checkpoint)",
         ),
         "teacher-sides": dev_table(
-            [
-                ("version 6", "budget/results/v6/cpu-dev-100/v6-swap10-gamma1e3-last-seed42.json"),
-                (
-                    "teacher over the batch, weight 1",
-                    f"{R}/cpu-dev-100/v6-swap10-gamma1e3-teacher1-last-seed42.json",
-                ),
-                (
-                    "teacher over the batch, weight 0.1",
-                    f"{R}/cpu-dev-100/v6-swap10-gamma1e3-teacher01-last-seed42.json",
-                ),
-                (
-                    "weight 0.1, 10 % SNLI rows",
-                    f"{R}/cpu-dev-100/v6-swap10-gamma1e3-teacher01-nli10-last-seed42.json",
-                ),
-            ],
+            TEACHER_RUNS,
             SIDES,
             head="(100 steps, seed 42)",
         ),

@@ -98,15 +98,9 @@ SECTION_CLASSES = {"data": DataConfig, "loss": LossConfig, "training": TrainingC
 
 def section_keys(section: str, without: str | None = None) -> set[str]:
     """The keys of a recipe section: st_debias's own and those of the registered extensions (but ``without``)."""
-    from .extensions import RECIPE_EXTENSIONS
+    from .extensions import extension_keys
 
-    own = {f.name for f in dataclasses.fields(SECTION_CLASSES[section])}
-    return own | {
-        key
-        for name, extension in RECIPE_EXTENSIONS.items()
-        if name != without and extension.section == section
-        for key in extension.defaults
-    }
+    return {f.name for f in dataclasses.fields(SECTION_CLASSES[section])} | set(extension_keys(section, without))
 
 
 class _RecipeYamlLoader(yaml.SafeLoader):

@@ -89,12 +89,12 @@ RECIPE_EXTENSIONS: Registry[type[RecipeExtension]] = Registry(
 )
 
 
-def extension_keys(section: str) -> dict[str, str]:
-    """``key → extension name`` for the keys the registered extensions add to ``section``."""
+def extension_keys(section: str, without: str | None = None) -> dict[str, str]:
+    """``key → extension name`` for the keys the registered extensions (but ``without``) add to ``section``."""
     return {
         key: name
         for name, extension in RECIPE_EXTENSIONS.items()
-        if extension.section == section
+        if name != without and extension.section == section
         for key in extension.defaults
     }
 

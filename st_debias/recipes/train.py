@@ -227,6 +227,7 @@ class _Run:
     rows_source: str | None = None
     start: StartCandidate | None = None
     dev_evaluator: Any = None
+    extensions: list[Any] = field(default_factory=list)  # the recipe's RecipeExtension objects
 
 
 def _prepare(
@@ -287,6 +288,7 @@ def _prepare(
         args=_training_arguments(training, output_dir, show_progress_bar), evaluate=evaluate,
         eval_tasks=tuple(eval_tasks), sts_tasks=tuple(sts_tasks), show_progress_bar=show_progress_bar,
         num_proc=num_proc, user_rows=user, rows_source=str(rows) if rows is not None else None,
+        extensions=extensions,
     )
 
 
@@ -355,7 +357,7 @@ def _rows_and_loss(run: _Run) -> tuple[Any, dict[str, Any], Any]:
         _warn_repeated_rows(run, len(rows))
     loss, rows = build_loss(
         run.recipe.loss, run.model, rows, guide=_guide(run), show_progress_bar=run.show_progress_bar,
-        extensions=recipe_extensions(run.recipe),
+        extensions=run.extensions,
     )
     return rows, data_report, loss
 
@@ -429,7 +431,7 @@ def _train(
         stop_on_signal, StopOnNonFinite(loss, checkpoints), FindBestCheckpoint(checkpoints, run.checkpoint),
         CheckpointOwner(run.run_id), ResumedLearningRate(),
     ]
-    callbacks.extend(callback for extension in recipe_extensions(run.recipe) for callback in extension.callbacks())
+    callbacks.extend(callback for extension in run.extensions for callback in extension.callbacks())
     if gradient_share_every:
         callbacks.append(GradientShareCallback(loss, every=gradient_share_every))
     callbacks.extend(extra_callbacks)
