@@ -105,15 +105,16 @@ def resolve_backend(name: str) -> str:
     """
     if name != "auto":
         return check_backend(name)
-    import torch
-
-    if torch.accelerator.is_available():
-        return "torch"
     for candidate in AUTO_CPU_ORDER:
+        if candidate == "torch":
+            return "torch"  # without importing torch: a bad argument is still refused before it loads
         try:
-            return check_backend(candidate)
+            check_backend(candidate)
         except BackendUnavailable:
             continue
+        import torch
+
+        return "torch" if torch.accelerator.is_available() else candidate
     return "torch"
 
 

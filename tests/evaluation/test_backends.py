@@ -95,6 +95,14 @@ def test_auto_is_the_first_installed_of_its_order_on_a_cpu_and_torch_on_an_accel
     assert resolve_backend("auto") == "torch", "with no runtime installed, auto is torch, never an error"
     monkeypatch.setattr(torch.accelerator, "is_available", lambda: True)
     assert resolve_backend("auto") == "torch"
+    monkeypatch.undo()
+    installed = [b for b in CONVERTED if _installed(b)]
+    if installed:  # a CPU order that tries a runtime first: still torch on an accelerator
+        monkeypatch.setattr(backends_module, "AUTO_CPU_ORDER", (installed[0], "torch"))
+        monkeypatch.setattr(torch.accelerator, "is_available", lambda: True)
+        assert resolve_backend("auto") == "torch"
+        monkeypatch.setattr(torch.accelerator, "is_available", lambda: False)
+        assert resolve_backend("auto") == installed[0]
 
 
 def _installed(backend: str) -> bool:
