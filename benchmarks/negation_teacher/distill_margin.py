@@ -8,7 +8,11 @@ and adds only the teacher's *ranking* of each row's two candidates, which a leve
 
 * ``distill: margin_mse`` — sentence-transformers' ``MarginMSELoss`` (Hofstätter et al., 2020):
   w · mean_i ((s(a_i, p_i) − s(a_i, n_i)) − (t(a_i, p_i) − t(a_i, n_i)))²;
-* ``distill: kl_div`` — ``DistillKLDivLoss``: w · KL(softmax(t(a, ·)/τ) ‖ softmax(s(a, ·)/τ)) over (p, n).
+* ``distill: kl_div`` — ``DistillKLDivLoss``: w · KL(softmax(t(a, ·)/τ) ‖ softmax(s(a, ·)/τ)) over (p, n);
+* ``distill: margin_floor`` — the teacher's margin as a floor, never a ceiling:
+  w · mean_i max(0, (t(a_i, p_i) − t(a_i, n_i)) − (s(a_i, p_i) − s(a_i, n_i)))². Where the student already separates
+  a row's candidates more than the teacher (the minimal pairs, where the hinge asks for more), the term is zero, so
+  it cannot pull an edit back toward its original the way ``margin_mse`` does.
 
 s is the student's cosine (dropout on), t the teacher's, on every row of the batch (the minimal pairs and the
 negation-meaning rows, where the teacher knows which words are opposites), or with ``distill_rows:
@@ -35,7 +39,7 @@ from st_debias.data.negation.negator import negation_count
 from st_debias.losses import MarginNegationLoss
 from st_debias.losses.base import LossOutput, combine_parts
 
-DISTILL = ("margin_mse", "kl_div")
+DISTILL = ("margin_mse", "kl_div", "margin_floor")
 DISTILL_ROWS = ("all", "negated_anchor")
 
 
@@ -59,7 +63,7 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
         """``MarginNegationLoss``'s arguments, the teacher's (``TeacherStructureMarginLoss``), and:
 
         Args:
-            distill: ``"margin_mse"`` or ``"kl_div"`` (module docstring).
+            distill: ``"margin_mse"``, ``"kl_div"`` or ``"margin_floor"`` (module docstring).
             temperature: τ of ``kl_div`` for both models' cosines.
             distill_rows: ``"all"`` or ``"negated_anchor"`` (module docstring).
 
@@ -78,8 +82,8 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
         self.distill = distill
         self.distill_temperature = float(temperature)
         self._distill_loss = (
-            MarginMSELoss(model, similarity_fct=pairwise_cos_sim) if distill == "margin_mse"
-            else DistillKLDivLoss(model, similarity_fct=pairwise_cos_sim, temperature=temperature)
+            DistillKLDivLoss(model, similarity_fct=pairwise_cos_sim, temperature=temperature) if distill == "kl_div"
+            else MarginMSELoss(model, similarity_fct=pairwise_cos_sim)
         )
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> LossOutput:
@@ -117,8 +121,14 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
             student = [column[rows] for column in student]
         anchor, positive, negative = core.at_least_float32(teacher.to(student[0].device)).chunk(STRUCTURE_COLUMNS)
         scores = (pairwise_cos_sim(anchor, positive), pairwise_cos_sim(anchor, negative))
-        targets = scores[0] - scores[1] if self.distill == "margin_mse" else torch.stack(scores, dim=1)
-        parts["teacher"] = self.teacher_weight * self._distill_loss.compute_loss_from_embeddings(student, targets)
+        if self.distill == "kl_div":
+            term = self._distill_loss.compute_loss_from_embeddings(student, torch.stack(scores, dim=1))
+        elif self.distill == "margin_mse":
+            term = self._distill_loss.compute_loss_from_embeddings(student, scores[0] - scores[1])
+        else:
+            below = (scores[0] - scores[1]) - (pairwise_cos_sim(student[0], student[1]) - pairwise_cos_sim(student[0], student[2]))
+            term = torch.relu(below).pow(2).mean()
+        parts["teacher"] = self.teacher_weight * term
         return combine_parts(parts, self.return_parts)
 
     def get_config_dict(self) -> dict[str, Any]:

@@ -28,6 +28,15 @@ def margin_mse_reference(student: list[torch.Tensor], teacher: torch.Tensor) -> 
     return sum(((lambda a, b: a - b)(*_scores(s, i)) - (lambda a, b: a - b)(*_scores(t, i))) ** 2 for i in range(rows)) / rows
 
 
+def margin_floor_reference(student: list[torch.Tensor], teacher: torch.Tensor) -> float:
+    """mean_i max(0, (t(a_i, p_i) − t(a_i, n_i)) − (s(a_i, p_i) − s(a_i, n_i)))², in float64."""
+    s = [c.detach().double().tolist() for c in student]
+    t = [c.double().tolist() for c in teacher.chunk(3)]
+    rows = len(s[0])
+    return sum(max(0.0, (lambda a, b: a - b)(*_scores(t, i)) - (lambda a, b: a - b)(*_scores(s, i))) ** 2
+               for i in range(rows)) / rows
+
+
 def kl_reference(student: list[torch.Tensor], teacher: torch.Tensor, tau: float) -> float:
     """τ² · mean_i KL(softmax(t_i/τ) ‖ softmax(s_i/τ)) over each row's (p, n), in float64 (sentence-transformers'
     DistillKLDivLoss scales by τ² so that the gradient keeps its size across temperatures)."""
@@ -42,7 +51,14 @@ def kl_reference(student: list[torch.Tensor], teacher: torch.Tensor, tau: float)
     return tau**2 * total / len(s[0])
 
 
-@pytest.mark.parametrize("distill", ["margin_mse", "kl_div"])
+REFERENCES = {
+    "margin_mse": lambda student, teacher: margin_mse_reference(student, teacher),
+    "kl_div": lambda student, teacher: kl_reference(student, teacher, 0.5),
+    "margin_floor": lambda student, teacher: margin_floor_reference(student, teacher),
+}
+
+
+@pytest.mark.parametrize("distill", sorted(REFERENCES))
 def test_matches_the_float64_reference_and_passes_gradcheck(distill: str) -> None:
     generator = torch.Generator().manual_seed(0)
     columns = [torch.randn(5, 6, generator=generator, dtype=torch.float64, requires_grad=True) for _ in range(4)]
@@ -53,11 +69,29 @@ def test_matches_the_float64_reference_and_passes_gradcheck(distill: str) -> Non
     plain = MarginNegationLoss(None, alpha=0.1, beta=0.3, margin_weight=0.5, scale=5.0, return_parts=True)
     for name, value in plain.compute_loss_from_embeddings(columns).items():
         assert parts[name].item() == pytest.approx(value.item(), rel=1e-12)
-    reference = margin_mse_reference(columns[:3], teacher) if distill == "margin_mse" else kl_reference(columns[:3], teacher, 0.5)
+    reference = REFERENCES[distill](columns[:3], teacher)
     assert parts["teacher"].item() == pytest.approx(0.7 * reference, rel=1e-9)
     assert parts["teacher"].item() > 1e-4, "random teachers disagree: the term is not trivially zero"
     assert torch.autograd.gradcheck(lambda *c: loss.compute_loss_from_embeddings(list(c), teacher=teacher)["teacher"],
                                     tuple(columns))
+
+
+def test_margin_floor_is_zero_where_the_student_separates_more_than_the_teacher() -> None:
+    """A row the student separates more than the teacher adds nothing (no pull back toward the teacher's margin);
+    a row it separates less adds the squared shortfall, as MarginMSE would."""
+    anchor = torch.tensor([[1.0, 0.0], [1.0, 0.0]], dtype=torch.float64)
+    student = [anchor, torch.tensor([[1.0, 0.1], [1.0, 1.0]], dtype=torch.float64),
+               torch.tensor([[0.0, 1.0], [1.0, 0.2]], dtype=torch.float64)]
+    student = [c.clone().requires_grad_(True) for c in student]
+    teacher = torch.cat([anchor, torch.tensor([[1.0, 0.5], [1.0, 0.5]]), torch.tensor([[1.0, 1.0], [1.0, 1.0]])]).double()
+    floor = TeacherDistillMarginLoss(None, distill="margin_floor").compute_loss_from_embeddings([*student, student[0]],
+                                                                                              teacher=teacher)
+    mse = TeacherDistillMarginLoss(None).compute_loss_from_embeddings([*student, student[0]], teacher=teacher)
+    first, second = (margin_mse_reference([c[i : i + 1] for c in student],
+                                          torch.cat([c[i : i + 1] for c in teacher.chunk(3)])) for i in range(2))
+    assert _scores([c.tolist() for c in student], 0)[0] - _scores([c.tolist() for c in student], 0)[1] > 0.5
+    assert floor["teacher"].item() == pytest.approx(second / 2, rel=1e-9), "only the second row is below its floor"
+    assert mse["teacher"].item() == pytest.approx((first + second) / 2, rel=1e-9)
 
 
 def test_rows_mask_distills_the_selected_rows_only_and_zero_rows_give_zero() -> None:
