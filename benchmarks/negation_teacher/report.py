@@ -46,14 +46,20 @@ LABELS = {
 
 
 def dev_table() -> list[str]:
-    runs = {}
+    runs, start_kept = {}, {}
     for file in sorted(RUNS.glob("*.json")):
         entry = json.loads(file.read_text(encoding="utf-8"))
         name = "start" if file.stem == "start" else entry["variant"]
         runs[name] = entry["scores"]
+        if entry.get("best_checkpoint") == "start":  # no checkpoint beat the start model: its figures are the start's
+            start_kept[name] = entry["selection"]["last_checkpoint_score"]
     start = runs["start"]
     lines = ["| variant | " + " | ".join(c for c, _, _ in DEV) + " |", "|---|" + "---:|" * len(DEV)]
     for name in [n for n in ORDER if n in runs]:
+        if name in start_kept:
+            lines.append(f"| {LABELS[name]} | start model kept: STS-B dev {100 * start_kept[name]:.3f} at step 100 |"
+                         + " |" * (len(DEV) - 1))
+            continue
         cells = []
         for _, key, direction in DEV:
             value = runs[name].get(key)
