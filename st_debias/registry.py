@@ -30,6 +30,8 @@ name (each is read with a default, so any sentence-transformers loss registers a
 * ``from_recipe``: a classmethod ``(model, rows, params, guide=..., guide_mode=..., show_progress_bar=...) ->
   (loss, rows)`` for a loss that reads a guide model or the rows' ``label`` column (per-row weights); without
   it a recipe drops a ``label`` column, with a warning, and refuses ``loss.guide``.
+* ``takes_guide``: the loss reads ``loss.guide`` (given to ``from_recipe``); default: it has ``from_recipe``. A loss
+  whose ``from_recipe`` only fills the ``label`` column sets it False, and a recipe naming a guide is refused.
 * a loss whose class name is ``Cached`` + the name of another registered loss is that loss's GradCache form.
 
 The registries themselves live beside what they hold: :data:`st_debias.recipes.losses.LOSSES`,

@@ -26,6 +26,8 @@ from sentence_transformers.sentence_transformer.losses import MSELoss
 class TeacherMSELoss(MSELoss):
     #: One text column is regressed; the rows' other columns (a SimCSE row's copy of its anchor) are dropped.
     text_columns = (1, None)
+    #: ``from_recipe`` fills the ``label`` column from ``teacher``; a recipe's ``loss.guide`` is not read.
+    takes_guide = False
 
     def __init__(self, model: Any, teacher: str | None = None, projection_dim: int | None = None,
                  teacher_batch_size: int = 64) -> None:

@@ -57,6 +57,12 @@ def reads_guide(name: str) -> bool:
     return callable(getattr(loss_class(name), "from_recipe", None))
 
 
+def takes_guide(name: str) -> bool:
+    """Whether the registered loss ``name`` reads ``loss.guide``: its ``takes_guide`` class attribute, by default
+    whether it has ``from_recipe`` (a loss may have ``from_recipe`` for its ``label`` column alone)."""
+    return bool(getattr(loss_class(name), "takes_guide", reads_guide(name)))
+
+
 @dataclass
 class LossConfig:
     """The loss class and its arguments, a guide for InstanceWeightedMNRL, and an optional recall term."""
@@ -168,8 +174,8 @@ def check_loss_config(loss: LossConfig, where: str) -> None:
     if loss.guide_mode not in ("precomputed", "live"):
         raise ValueError(f"Recipe {where}: loss.guide_mode must be 'precomputed' or 'live'.")
     if loss.guide is not None:
-        if not reads_guide(loss.name):
-            readers = [name for name in LOSSES if reads_guide(name)]
+        if not takes_guide(loss.name):
+            readers = [name for name in LOSSES if takes_guide(name)]
             raise ValueError(f"Recipe {where}: loss.guide is read by {', '.join(readers)} only, not {loss.name}.")
         if not isinstance(loss.guide, str) or not loss.guide:
             raise ValueError(f"Recipe {where}: loss.guide must be 'start' or a model name/path, got {loss.guide!r}.")

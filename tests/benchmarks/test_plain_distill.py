@@ -75,6 +75,9 @@ def test_a_recipe_builds_it_and_training_moves_the_student_and_the_projection(
     from st_debias.recipes.losses import LOSSES, LossConfig, build_loss
 
     assert "TeacherMSELoss" in LOSSES and "TeacherMSELoss" not in LOSSES.builtin()
+    from st_debias.recipes.losses import reads_guide, takes_guide
+
+    assert reads_guide("TeacherMSELoss") and not takes_guide("TeacherMSELoss"), "it reads labels, never loss.guide"
     sentences = wiki_sentences[:8]
     rows = Dataset.from_dict({"anchor": sentences, "positive": sentences})
     loss, rows = build_loss(LossConfig(name="TeacherMSELoss", params={"teacher": str(wide_teacher_dir)}), tiny_model,
