@@ -9,7 +9,10 @@ embeddings multilingual using knowledge distillation"),
 
 over the corpus sentences of the ``simcse`` rows (their anchor column). all-MiniLM-L6-v2 has 384 dimensions and
 the teacher 768, so W is ``MSELoss``'s own learnable projection (``projection_dim``, trained beside the student
-and not saved with it); with equal widths there is none.
+and not saved with it); with equal widths there is none. A projection initialised at random drags the student
+toward a random image of the teacher before W has learned anything; with ``fit_projection: true`` W (and its bias)
+starts instead at the least-squares fit of the teacher's embeddings on the start model's, over the rows' sentences,
+so the first steps move the student only where the best linear map of it still misses the teacher.
 
 The teacher's embeddings are computed once, before training, into the rows' ``label`` column (``from_recipe``,
 through ``st_debias.data.guide.attach_guide_embeddings``, each distinct sentence once, at the student's token
@@ -20,7 +23,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import torch
 from sentence_transformers.sentence_transformer.losses import MSELoss
+from torch import Tensor
 
 
 class TeacherMSELoss(MSELoss):
@@ -30,7 +35,7 @@ class TeacherMSELoss(MSELoss):
     takes_guide = False
 
     def __init__(self, model: Any, teacher: str | None = None, projection_dim: int | None = None,
-                 teacher_batch_size: int = 64) -> None:
+                 teacher_batch_size: int = 64, fit_projection: bool = False) -> None:
         """sentence-transformers' ``MSELoss`` on the embeddings of ``teacher`` that ``from_recipe`` puts in the rows.
 
         Args:
@@ -38,6 +43,7 @@ class TeacherMSELoss(MSELoss):
             projection_dim: ``MSELoss``'s projection width; ``from_recipe`` sets it to the teacher's width when
                 that differs from the student's.
             teacher_batch_size: the teacher's encoding batch size.
+            fit_projection: ``from_recipe`` starts the projection at the least-squares fit (module docstring).
 
         Raises:
             ValueError: no ``teacher`` or a batch size under 1.
@@ -49,6 +55,7 @@ class TeacherMSELoss(MSELoss):
             raise ValueError(f"TeacherMSELoss: teacher_batch_size must be at least 1, got {teacher_batch_size}.")
         self.teacher_name = teacher
         self.teacher_batch_size = int(teacher_batch_size)
+        self.fit_projection = bool(fit_projection)
 
     @classmethod
     def from_recipe(cls, model: Any, rows: Any, params: dict[str, Any], guide: Any = None,
@@ -67,7 +74,29 @@ class TeacherMSELoss(MSELoss):
         width = teacher.get_embedding_dimension()
         if params.get("projection_dim") is None and width != model.get_embedding_dimension():
             params["projection_dim"] = width
-        return cls(model, **params), rows
+        loss = cls(model, **params)
+        if loss.fit_projection and loss.projection is not None:
+            student = model.encode(rows[anchor], batch_size=loss.teacher_batch_size, convert_to_tensor=True,
+                                   show_progress_bar=show_progress_bar)
+            loss.set_projection(least_squares_projection(student, torch.tensor(rows["label"])))
+        return loss, rows
+
+    def set_projection(self, weight_and_bias: tuple[Tensor, Tensor]) -> None:
+        """Copy ``(weight, bias)`` (shapes ``(teacher width, student width)`` and ``(teacher width,)``) into the projection."""
+        weight, bias = weight_and_bias
+        with torch.no_grad():
+            self.projection.weight.copy_(weight.to(self.projection.weight))
+            self.projection.bias.copy_(bias.to(self.projection.bias))
 
     def get_config_dict(self) -> dict[str, Any]:
-        return {**super().get_config_dict(), "teacher": self.teacher_name, "teacher_batch_size": self.teacher_batch_size}
+        return {**super().get_config_dict(), "teacher": self.teacher_name, "teacher_batch_size": self.teacher_batch_size,
+                "fit_projection": self.fit_projection}
+
+
+def least_squares_projection(student: Tensor, teacher: Tensor) -> tuple[Tensor, Tensor]:
+    """The ``(weight, bias)`` of scikit-learn's least-squares ``LinearRegression`` of ``teacher`` on ``student``
+    (rows: sentences), in float64."""
+    from sklearn.linear_model import LinearRegression
+
+    fitted = LinearRegression().fit(student.detach().double().cpu().numpy(), teacher.detach().double().cpu().numpy())
+    return torch.from_numpy(fitted.coef_), torch.from_numpy(fitted.intercept_)

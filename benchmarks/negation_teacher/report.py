@@ -29,7 +29,7 @@ DEV = (
 ORDER = ("start", "v6-halfpairs", "v6-halfpairs-marginmse", "v6-halfpairs-marginmse-meaning", "v6-halfpairs-kldiv",
          "v6-halfpairs-marginfloor", "v6-halfpairs-marginfloor-w003", "v6-halfpairs-marginfloor-meaning",
          "v6-halfpairs-marginfloor-meaning-w002", "v6-wordnet-half", "v6-wordnet-half-marginmse", "v6-wordnet-half-marginfloor",
-         "plain-distill-mse")
+         "plain-distill-mse", "plain-distill-mse-fitted")
 LABELS = {
     "start": "start (all-MiniLM-L6-v2)",
     "v6-halfpairs": "version 6, curated pairs (training half)",
@@ -44,6 +44,7 @@ LABELS = {
     "v6-wordnet-half-marginmse": "WordNet pairs + teacher MarginMSE, every row",
     "v6-wordnet-half-marginfloor": "WordNet pairs + teacher margin as a floor, every row",
     "plain-distill-mse": "plain distillation: teacher MSELoss on corpus sentences, no st_debias rows",
+    "plain-distill-mse-fitted": "plain distillation, its projection fitted by least squares first",
 }
 
 

@@ -11,7 +11,7 @@ import pytest
 import torch
 from datasets import Dataset
 
-from benchmarks.negation_teacher.plain_distill import TeacherMSELoss
+from benchmarks.negation_teacher.plain_distill import TeacherMSELoss, least_squares_projection
 from tests.conftest import build_tiny_model_dir, load_tiny_model
 
 
@@ -56,6 +56,37 @@ def test_matches_the_float64_reference_and_passes_gradcheck(tiny_model) -> None:
     value = loss.compute_loss_from_embeddings([student], [teacher])
     assert value.item() == pytest.approx(reference, rel=1e-10)
     assert torch.autograd.gradcheck(lambda s: loss.compute_loss_from_embeddings([s], [teacher]), (student,))
+
+
+def test_the_least_squares_projection_solves_the_normal_equations() -> None:
+    """[S 1]ᵀ[S 1] [Wᵀ; b] = [S 1]ᵀ T, solved in float64 apart from scikit-learn; an exact linear map is recovered."""
+    generator = torch.Generator().manual_seed(1)
+    student = torch.randn(40, 5, generator=generator, dtype=torch.float64)
+    teacher = torch.randn(40, 3, generator=generator, dtype=torch.float64)
+    weight, bias = least_squares_projection(student, teacher)
+    design = torch.cat([student, torch.ones(40, 1, dtype=torch.float64)], dim=1)
+    reference = torch.linalg.solve(design.T @ design, design.T @ teacher)
+    assert torch.allclose(weight, reference[:-1].T, atol=1e-10) and torch.allclose(bias, reference[-1], atol=1e-10)
+    exact = student @ torch.tensor([[1.0, -2.0, 0.5, 0.0, 3.0]] * 3, dtype=torch.float64).T + 0.25
+    weight, bias = least_squares_projection(student, exact)
+    assert torch.allclose(student @ weight.T + bias, exact, atol=1e-10)
+
+
+def test_fit_projection_starts_the_projection_at_the_fit(tiny_model, wide_teacher_dir, wiki_sentences) -> None:
+    sentences = wiki_sentences[:300]
+    rows = Dataset.from_dict({"anchor": sentences, "positive": sentences})
+    fitted, labelled = TeacherMSELoss.from_recipe(tiny_model, rows, {"teacher": str(wide_teacher_dir),
+                                                  "fit_projection": True}, show_progress_bar=False)
+    plain, _ = TeacherMSELoss.from_recipe(tiny_model, rows, {"teacher": str(wide_teacher_dir)}, show_progress_bar=False)
+    student = tiny_model.encode(sentences, convert_to_tensor=True)
+    teacher = torch.tensor(labelled["label"])
+    with torch.no_grad():
+        fitted_value = fitted.compute_loss_from_embeddings([student], [teacher]).item()
+        plain_value = plain.compute_loss_from_embeddings([student], [teacher]).item()
+    weight, bias = least_squares_projection(student, teacher)
+    assert torch.allclose(fitted.projection.weight.detach().double(), weight, atol=1e-5)
+    assert torch.allclose(fitted.projection.bias.detach().double(), bias, atol=1e-5)
+    assert fitted_value < plain_value and fitted.get_config_dict()["fit_projection"] is True
 
 
 def test_bad_settings_are_refused() -> None:
