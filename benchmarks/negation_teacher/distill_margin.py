@@ -13,6 +13,10 @@ and adds only the teacher's *ranking* of each row's two candidates, which a leve
   w · mean_i max(0, (t(a_i, p_i) − t(a_i, n_i)) − (s(a_i, p_i) − s(a_i, n_i)))². Where the student already separates
   a row's candidates more than the teacher (the minimal pairs, where the hinge asks for more), the term is zero, so
   it cannot pull an edit back toward its original the way ``margin_mse`` does.
+* ``distill: margin_floor_push`` — the same value, with the gradient through s(a_i, n_i) only: a row below its
+  floor pushes its negative away from its anchor and never pulls its positive closer. On a negation-meaning row
+  ("X is not A", "X is B", "X is not B") the plain floor can be met by pulling "X is not A" toward the affirmative
+  "X is B", which moves negated sentences toward affirmative ones; this form can only separate "not A" from "not B".
 
 s is the student's cosine (dropout on), t the teacher's, on every row of the batch (the minimal pairs and the
 negation-meaning rows, where the teacher knows which words are opposites), or with ``distill_rows:
@@ -39,7 +43,7 @@ from st_debias.data.negation.negator import negation_count
 from st_debias.losses import MarginNegationLoss
 from st_debias.losses.base import LossOutput, combine_parts
 
-DISTILL = ("margin_mse", "kl_div", "margin_floor")
+DISTILL = ("margin_mse", "kl_div", "margin_floor", "margin_floor_push")
 DISTILL_ROWS = ("all", "negated_anchor")
 
 
@@ -63,7 +67,7 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
         """``MarginNegationLoss``'s arguments, the teacher's (``TeacherStructureMarginLoss``), and:
 
         Args:
-            distill: ``"margin_mse"``, ``"kl_div"`` or ``"margin_floor"`` (module docstring).
+            distill: ``"margin_mse"``, ``"kl_div"``, ``"margin_floor"`` or ``"margin_floor_push"`` (module docstring).
             temperature: τ of ``kl_div`` for both models' cosines.
             distill_rows: ``"all"`` or ``"negated_anchor"`` (module docstring).
 
@@ -126,7 +130,10 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
         elif self.distill == "margin_mse":
             term = self._distill_loss.compute_loss_from_embeddings(student, scores[0] - scores[1])
         else:
-            below = (scores[0] - scores[1]) - (pairwise_cos_sim(student[0], student[1]) - pairwise_cos_sim(student[0], student[2]))
+            positive = pairwise_cos_sim(student[0], student[1])
+            if self.distill == "margin_floor_push":
+                positive = positive.detach()
+            below = (scores[0] - scores[1]) - (positive - pairwise_cos_sim(student[0], student[2]))
             term = torch.relu(below).pow(2).mean()
         parts["teacher"] = self.teacher_weight * term
         return combine_parts(parts, self.return_parts)

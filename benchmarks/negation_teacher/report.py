@@ -28,7 +28,8 @@ DEV = (
 )
 ORDER = ("start", "v6-halfpairs", "v6-halfpairs-marginmse", "v6-halfpairs-marginmse-meaning", "v6-halfpairs-kldiv",
          "v6-halfpairs-marginfloor", "v6-halfpairs-marginfloor-w003", "v6-halfpairs-marginfloor-meaning",
-         "v6-halfpairs-marginfloor-meaning-w002", "v6-wordnet-half", "v6-wordnet-half-marginmse", "v6-wordnet-half-marginfloor",
+         "v6-halfpairs-marginfloor-meaning-w002", "v6-halfpairs-marginfloorpush", "v6-halfpairs-marginfloorpush-meaning-w002",
+         "v6-wordnet-half", "v6-wordnet-half-marginmse", "v6-wordnet-half-marginfloor",
          "plain-distill-mse", "plain-distill-mse-fitted")
 LABELS = {
     "start": "start (all-MiniLM-L6-v2)",
@@ -41,6 +42,8 @@ LABELS = {
     "v6-halfpairs-marginfloor-w003": "+ teacher margin as a floor, every row, weight 0.03",
     "v6-halfpairs-marginfloor-meaning": "+ teacher margin as a floor, negation-meaning rows only",
     "v6-halfpairs-marginfloor-meaning-w002": "+ teacher margin as a floor, negation-meaning rows only, weight 0.02",
+    "v6-halfpairs-marginfloorpush": "+ the floor pushing negatives only, every row",
+    "v6-halfpairs-marginfloorpush-meaning-w002": "+ the floor pushing negatives only, negation-meaning rows only, weight 0.02",
     "v6-wordnet-half-marginmse": "WordNet pairs + teacher MarginMSE, every row",
     "v6-wordnet-half-marginfloor": "WordNet pairs + teacher margin as a floor, every row",
     "plain-distill-mse": "plain distillation: teacher MSELoss on corpus sentences, no st_debias rows",
