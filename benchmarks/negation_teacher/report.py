@@ -1,5 +1,5 @@
 """The study's tables, from its result files: the development figures of every variant (``select_dev.py``'s files
-in ``results/dev-100/``) and the negation-meaning probe by subset (``results/probe_split.json``), written into the
+in ``results/dev-100/``), each teacher variant's gradient shares by loss part, and the negation-meaning probe by subset (``results/probe_split.json``), written into the
 README (``--check``: exit 1 when it is out of date).
 
     python benchmarks/negation_teacher/report.py
@@ -75,6 +75,26 @@ def dev_table() -> list[str]:
     return lines
 
 
+def gradient_share_table() -> list[str]:
+    """Each loss part's mean share of the summed gradient norms over the run's measured steps (the trainer's
+    ``grad_share/<part>`` logs), for the variants with a teacher term."""
+    rows = {}
+    for file in sorted(RUNS.glob("*-seed*.json")):
+        entry = json.loads(file.read_text(encoding="utf-8"))
+        logged = [h for h in entry.get("log_history", []) if "grad_share/teacher" in h]
+        if logged:
+            parts = [k.split("/", 1)[1] for k in logged[0] if k.startswith("grad_share/")]
+            rows[entry["variant"]] = (len(logged), {p: sum(h[f"grad_share/{p}"] for h in logged) / len(logged) for p in parts})
+    if not rows:
+        return []
+    parts = list(next(iter(rows.values()))[1])
+    lines = ["| variant | measured steps | " + " | ".join(parts) + " |", "|---|---:|" + "---:|" * len(parts)]
+    for name in [n for n in ORDER if n in rows]:
+        steps, shares = rows[name]
+        lines.append(f"| {LABELS[name]} | {steps} | " + " | ".join(f"{shares.get(p, 0.0):.2f}" for p in parts) + " |")
+    return lines
+
+
 def split_table() -> list[str]:
     if not SPLIT.is_file():
         return []
@@ -91,7 +111,7 @@ def split_table() -> list[str]:
 
 
 def tables() -> dict[str, list[str]]:
-    return {"dev": dev_table(), "split": split_table()}
+    return {"dev": dev_table(), "gradient": gradient_share_table(), "split": split_table()}
 
 
 def main(argv: list[str] | None = None) -> int:
