@@ -29,6 +29,7 @@ DEV = (
 ORDER = ("start", "v6-halfpairs", "v6-halfpairs-marginmse", "v6-halfpairs-marginmse-meaning", "v6-halfpairs-kldiv",
          "v6-halfpairs-marginfloor", "v6-halfpairs-marginfloor-w003", "v6-halfpairs-marginfloor-meaning",
          "v6-halfpairs-marginfloor-meaning-w002", "v6-halfpairs-marginfloorpush", "v6-halfpairs-marginfloorpush-meaning-w002",
+         "v6-halfpairs-marginfloor-pres03", "v6-halfpairs-marginfloor-pres1",
          "v6-wordnet-half", "v6-wordnet-half-marginmse", "v6-wordnet-half-marginfloor",
          "plain-distill-mse", "plain-distill-mse-fitted")
 LABELS = {
@@ -43,6 +44,8 @@ LABELS = {
     "v6-halfpairs-marginfloor-meaning": "+ teacher margin as a floor, negation-meaning rows only",
     "v6-halfpairs-marginfloor-meaning-w002": "+ teacher margin as a floor, negation-meaning rows only, weight 0.02",
     "v6-halfpairs-marginfloorpush": "+ the floor pushing negatives only, every row",
+    "v6-halfpairs-marginfloor-pres03": "+ the floor, every row, with SimilarityPreservation 0.3",
+    "v6-halfpairs-marginfloor-pres1": "+ the floor, every row, with SimilarityPreservation 1",
     "v6-halfpairs-marginfloorpush-meaning-w002": "+ the floor pushing negatives only, negation-meaning rows only, weight 0.02",
     "v6-wordnet-half-marginmse": "WordNet pairs + teacher MarginMSE, every row",
     "v6-wordnet-half-marginfloor": "WordNet pairs + teacher margin as a floor, every row",
@@ -87,7 +90,7 @@ def gradient_share_table() -> list[str]:
             rows[entry["variant"]] = (len(logged), {p: sum(h[f"grad_share/{p}"] for h in logged) / len(logged) for p in parts})
     if not rows:
         return []
-    parts = list(next(iter(rows.values()))[1])
+    parts = list(dict.fromkeys(part for _, shares in rows.values() for part in shares))
     lines = ["| variant | measured steps | " + " | ".join(parts) + " |", "|---|---:|" + "---:|" * len(parts)]
     for name in [n for n in ORDER if n in rows]:
         steps, shares = rows[name]
