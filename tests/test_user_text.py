@@ -79,3 +79,20 @@ def test_quickstart_last_cell_reads_keys_the_row_report_has() -> None:
     read = keys & {"rows_used", "skipped", "generators", "mix", "statistics", "rules", "negation_rules"}
     written = set(BuildReport(builder="any").as_dict()) | {"rows_used"} | ({"mix"} if load_recipe("st-debias").data.mix else set())
     assert read and read <= written, sorted(read - written)
+
+
+def test_backend_timing_table_in_the_docs_is_the_benchmarks() -> None:
+    """docs/evaluation.md's table of evaluation times by backend states, per row, the wall seconds of the committed
+    timing runs (``benchmarks/backends/results/``), rounded to the digits the page gives."""
+    results = ROOT / "benchmarks" / "backends" / "results"
+    models = {"all-MiniLM-L6-v2": "minilm", "all-mpnet-base-v2": "mpnet"}
+    tasks = {"STS-7 + bias": "backends", "seven transfer tasks": "backends_transfer"}
+    columns = ("torch", "openvino", "onnx")
+    row = re.compile(r"^\| (\S+), ([^|]+?) \| ([\d,.]+) s \| ([\d,.]+) s \| ([\d,.]+) s \|", re.MULTILINE)
+    found = row.findall((ROOT / "docs" / "evaluation.md").read_text(encoding="utf-8"))
+    assert len(found) == 4, found
+    for model, task, *seconds in found:
+        runs = json.loads((results / f"{models[model]}_{tasks[task]}.json").read_text(encoding="utf-8"))["runs"]
+        for backend, stated in zip(columns, seconds, strict=True):
+            digits = len(stated.partition(".")[2])
+            assert float(stated.replace(",", "")) == round(runs[backend]["wall_s"], digits), (model, task, backend)
