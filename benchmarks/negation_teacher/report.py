@@ -94,7 +94,7 @@ def gradient_share_table() -> list[str]:
     lines = ["| variant | measured steps | " + " | ".join(parts) + " |", "|---|---:|" + "---:|" * len(parts)]
     for name in [n for n in ORDER if n in rows]:
         steps, shares = rows[name]
-        lines.append(f"| {LABELS[name]} | {steps} | " + " | ".join(f"{shares.get(p, 0.0):.2f}" for p in parts) + " |")
+        lines.append(f"| {LABELS[name]} | {steps} | " + " | ".join(f"{shares[p]:.2f}" if p in shares else "–" for p in parts) + " |")
     return lines
 
 
