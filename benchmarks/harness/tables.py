@@ -83,17 +83,31 @@ def _cell(value: float | None, start: float | None, direction: int, decimals: in
 def dev_table(
     rows: Sequence[Row], columns: Sequence[Column] = DEV, start: str = START, head: str = "(dev)"
 ) -> list[str]:
-    """One row per result file (or mean of files), the start model first; bold: worse than the start model."""
+    """One row per result file (or mean of files), the start model first; bold: worse than the start model; a run that
+    kept the start model says so instead of repeating the start model's figures."""
     base = scores(start)
     lines = [f"| {head} | " + " | ".join(c[0] for c in columns) + " |", "|---|" + "---:|" * len(columns)]
     lines.append(
         "| start | " + " | ".join(_cell(base.get(key), None, 1, d) for _, key, _, d in columns) + " |"
     )
     for label, paths in rows:
+        kept = start_kept(paths)
+        if kept is not None:  # no checkpoint beat the start model: its figures are the start's, not the run's
+            lines.append(f"| {label} | {kept} |" + " |" * (len(columns) - 1))
+            continue
         values = scores(paths)
         cells = [_cell(values.get(key), base.get(key), sign, d) for _, key, sign, d in columns]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return lines
+
+
+def start_kept(paths: str | Sequence[str]) -> str | None:
+    """For one result file whose run kept the start model (``best_checkpoint: start``), the cell that says so, with
+    the last checkpoint's STS-B dev that lost to it where the file records it; None otherwise."""
+    if not isinstance(paths, str) or result(paths).get("best_checkpoint") != "start":
+        return None
+    last = result(paths).get("selection", {}).get("last_checkpoint_score")
+    return "start model kept" + ("" if last is None else f": STS-B dev {100 * last:.3f} at its last checkpoint")
 
 
 def curve(path: str) -> tuple[float, list[tuple[int, float]]]:

@@ -78,15 +78,11 @@ class TeacherMSELoss(MSELoss):
         if loss.fit_projection and loss.projection is not None:
             student = model.encode(rows[anchor], batch_size=loss.teacher_batch_size, convert_to_tensor=True,
                                    show_progress_bar=show_progress_bar)
-            loss.set_projection(least_squares_projection(student, torch.tensor(rows["label"])))
+            weight, bias = least_squares_projection(student, torch.tensor(rows["label"]))
+            with torch.no_grad():
+                loss.projection.weight.copy_(weight)
+                loss.projection.bias.copy_(bias)
         return loss, rows
-
-    def set_projection(self, weight_and_bias: tuple[Tensor, Tensor]) -> None:
-        """Copy ``(weight, bias)`` (shapes ``(teacher width, student width)`` and ``(teacher width,)``) into the projection."""
-        weight, bias = weight_and_bias
-        with torch.no_grad():
-            self.projection.weight.copy_(weight.to(self.projection.weight))
-            self.projection.bias.copy_(bias.to(self.projection.bias))
 
     def get_config_dict(self) -> dict[str, Any]:
         return {**super().get_config_dict(), "teacher": self.teacher_name, "teacher_batch_size": self.teacher_batch_size,

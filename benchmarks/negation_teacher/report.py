@@ -1,6 +1,7 @@
 """The study's tables, from its result files: the development figures of every variant (``select_dev.py``'s files
-in ``results/dev-100/``), each teacher variant's gradient shares by loss part, and the negation-meaning probe by subset (``results/probe_split.json``), written into the
-README (``--check``: exit 1 when it is out of date).
+in ``results/dev-100/``), each teacher variant's gradient shares by loss part (from the same files' training logs),
+and the negation-meaning probe by subset (``results/probe_split.json``), written into the README (``--check``: exit
+1 when it is out of date).
 
     python benchmarks/negation_teacher/report.py
 """
@@ -11,29 +12,29 @@ import json
 from pathlib import Path
 
 from benchmarks.harness import tables as generated
+from benchmarks.harness.tables import BENCHMARKS
 
 HERE = Path(__file__).resolve().parent
 RUNS = HERE / "results" / "dev-100"
 SPLIT = HERE / "results" / "probe_split.json"
 README = HERE / "README.md"
 
-#: (column, score key, better direction: 1 higher, -1 lower)
-DEV = (
+#: (column, score key, better direction: 1 higher, -1 lower, decimals)
+DEV = tuple((*column, 3) for column in (
     ("STS-B dev", "dev", 1), ("dev Oppn", "dev_oppn", 1),
     ("Oppn high overlap/low score ↓", "dev_oppn_side/high_overlap_low_score", -1),
     ("Oppn low overlap/high score ↑", "dev_oppn_side/low_overlap_high_score", 1),
     ("CANNOT ↓", "neg_cos_heldout", -1), ("word order ↓", "word_order_cos", -1), ("minimal pairs", "mp_accuracy", 1),
     ("(i)", "nm_over_affirmative", 1), ("(ii)", "nm_over_negated_antonym", 1), ("(iii) ↓", "nm_polarity_cluster", -1),
     ("(i) other word", "nm_over_affirmative_other_word", 1), ("(ii) other word", "nm_over_negated_antonym_other_word", 1),
-)
-ORDER = ("start", "v6-halfpairs", "v6-halfpairs-marginmse", "v6-halfpairs-marginmse-meaning", "v6-halfpairs-kldiv",
+))
+ORDER = ("v6-halfpairs", "v6-halfpairs-marginmse", "v6-halfpairs-marginmse-meaning", "v6-halfpairs-kldiv",
          "v6-halfpairs-marginfloor", "v6-halfpairs-marginfloor-w003", "v6-halfpairs-marginfloor-meaning",
          "v6-halfpairs-marginfloor-meaning-w002", "v6-halfpairs-marginfloorpush", "v6-halfpairs-marginfloorpush-meaning-w002",
          "v6-halfpairs-marginfloor-pres03", "v6-halfpairs-marginfloor-pres1",
          "v6-wordnet-half", "v6-wordnet-half-marginmse", "v6-wordnet-half-marginfloor",
          "plain-distill-mse", "plain-distill-mse-fitted")
 LABELS = {
-    "start": "start (all-MiniLM-L6-v2)",
     "v6-halfpairs": "version 6, curated pairs (training half)",
     "v6-halfpairs-marginmse": "+ teacher MarginMSE, every row",
     "v6-halfpairs-marginmse-meaning": "+ teacher MarginMSE, negation-meaning rows only",
@@ -54,40 +55,24 @@ LABELS = {
 }
 
 
-def dev_table() -> list[str]:
-    runs, start_kept = {}, {}
+def run_entries() -> dict[str, dict]:
+    """Each result file of ``results/dev-100/`` by run name (``start``, or the variant's name)."""
+    entries = {}
     for file in sorted(RUNS.glob("*.json")):
-        entry = json.loads(file.read_text(encoding="utf-8"))
-        name = "start" if file.stem == "start" else entry["variant"]
-        runs[name] = entry["scores"]
-        if entry.get("best_checkpoint") == "start":  # no checkpoint beat the start model: its figures are the start's
-            start_kept[name] = entry["selection"]["last_checkpoint_score"]
-    start = runs["start"]
-    lines = ["| variant | " + " | ".join(c for c, _, _ in DEV) + " |", "|---|" + "---:|" * len(DEV)]
-    for name in [n for n in ORDER if n in runs]:
-        if name in start_kept:
-            lines.append(f"| {LABELS[name]} | start model kept: STS-B dev {100 * start_kept[name]:.3f} at step 100 |"
-                         + " |" * (len(DEV) - 1))
-            continue
-        cells = []
-        for _, key, direction in DEV:
-            value = runs[name].get(key)
-            worse = name != "start" and value is not None and (value - start[key]) * direction < 0
-            cells.append("–" if value is None else f"{'**' if worse else ''}{value:.3f}{'**' if worse else ''}")
-        lines.append(f"| {LABELS[name]} | " + " | ".join(cells) + " |")
-    return lines
+        entry = generated.result(file.relative_to(BENCHMARKS).as_posix())
+        entries["start" if file.stem == "start" else entry["variant"]] = entry
+    return entries
 
 
-def gradient_share_table() -> list[str]:
+def gradient_share_table(entries: dict[str, dict]) -> list[str]:
     """Each loss part's mean share of the summed gradient norms over the run's measured steps (the trainer's
     ``grad_share/<part>`` logs), for the variants with a teacher term."""
     rows = {}
-    for file in sorted(RUNS.glob("*-seed*.json")):
-        entry = json.loads(file.read_text(encoding="utf-8"))
+    for name, entry in entries.items():
         logged = [h for h in entry.get("log_history", []) if "grad_share/teacher" in h]
         if logged:
             parts = [k.split("/", 1)[1] for k in logged[0] if k.startswith("grad_share/")]
-            rows[entry["variant"]] = (len(logged), {p: sum(h[f"grad_share/{p}"] for h in logged) / len(logged) for p in parts})
+            rows[name] = (len(logged), {p: sum(h[f"grad_share/{p}"] for h in logged) / len(logged) for p in parts})
     if not rows:
         return []
     parts = list(dict.fromkeys(part for _, shares in rows.values() for part in shares))
@@ -114,7 +99,12 @@ def split_table() -> list[str]:
 
 
 def tables() -> dict[str, list[str]]:
-    return {"dev": dev_table(), "gradient": gradient_share_table(), "split": split_table()}
+    entries = run_entries()
+    runs = [(LABELS[name], f"{RUNS.relative_to(BENCHMARKS).as_posix()}/{name}-seed42.json")
+            for name in ORDER if name in entries]
+    dev = generated.dev_table(runs, DEV, start=f"{RUNS.relative_to(BENCHMARKS).as_posix()}/start.json",
+                              head="variant (dev; all-MiniLM-L6-v2, 100 steps, seed 42)")
+    return {"dev": dev, "gradient": gradient_share_table(entries), "split": split_table()}
 
 
 def main(argv: list[str] | None = None) -> int:
