@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Pack what benchmarks/gpu/run_gpu.py needs on a GPU machine without network access into outputs/gpu/pack/p1,
-# p2, p3 (p4 … when the rows are large), each at most 64 MiB: one `carry` path per call. Run here, from the
+# p2, …, each fitting one call beside the tree: one `carry` path per call. Run here, from the
 # repository root, after `. scripts/setup.sh`:
 #
 #   bash benchmarks/gpu/pack.sh            # builds the epoch stage's rows first (spaCy; long on 2 cores)
 #   bash benchmarks/gpu/pack.sh --no-rows  # stages step_time and memory only (no rows needed)
 #
-# The packing is the lab's shared one (benchmarks/harness/device.sh): the packaged all-MiniLM-L6-v2 in two
-# halves, the data folder, the wheels the machine lacks, a shallow clone of the commit for the provenance
+# The packing is the lab's shared one (benchmarks/harness/device.sh): the packaged all-MiniLM-L6-v2,
+# the data folder, the wheels the machine lacks, a shallow clone of the commit for the provenance
 # stamps, and a row cache. The machine's own python 3.12 and CUDA torch are used: a CUDA torch wheel (~900 MB)
 # cannot travel. Rows are built here because spaCy is not installed there: `simcse` and `st-debias` at the
 # epoch budget (3,125 steps of 64 rows, seed 42, 32 tokens) into the pack's own cache outputs/gpu/cache
