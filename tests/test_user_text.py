@@ -96,3 +96,22 @@ def test_backend_timing_table_in_the_docs_is_the_benchmarks() -> None:
         for backend, stated in zip(columns, seconds, strict=True):
             digits = len(stated.partition(".")[2])
             assert float(stated.replace(",", "")) == round(runs[backend]["wall_s"], digits), (model, task, backend)
+
+
+def test_gpu_speed_and_memory_table_in_the_loss_docs_is_the_benchmarks() -> None:
+    """docs/losses/index.md's GPU table states, per loss, the committed GPU benchmark's step-time ratios at batch 512
+    and its Cached form's peak memory (``benchmarks/gpu/results/``), rounded as the page gives them."""
+    results = ROOT / "benchmarks" / "gpu" / "results"
+    steps = json.loads((results / "step_time.json").read_text(encoding="utf-8"))["rows"]
+    memory = json.loads((results / "memory.json").read_text(encoding="utf-8"))["rows"]
+    row = re.compile(r"^\| `(\w+)`[^|]* \| ([\d.]+) \| ([\d.]+) \| ([\d,]+) \| ([\d,]+) \| ([\d,]+) \|$", re.MULTILINE)
+    found = row.findall((ROOT / "docs" / "losses" / "index.md").read_text(encoding="utf-8"))
+    assert len(found) == 5, found
+    for loss, bf16, fp32, *peaks in found:
+        for precision, stated in (("bf16", bf16), ("fp32", fp32)):
+            ratio = next(r["ratio"] for r in steps if r["loss"] == loss and r["precision"] == precision
+                         and r["batch_size"] == 512 and (loss != "MultipleNegativesRankingLoss" or r["columns"] == 2))
+            assert float(stated) == round(ratio, 2), (loss, precision)
+        for batch, stated in zip((512, 4096, 8192), peaks, strict=True):
+            peak = next(r["peak_mib"] for r in memory if r["loss"] == f"Cached{loss}" and r["batch_size"] == batch)
+            assert int(stated.replace(",", "")) == round(peak), (loss, batch)

@@ -187,6 +187,12 @@ def device_facts(device: str) -> dict[str, Any]:
             "threads": torch.get_num_threads()}
 
 
+def embedded_columns(loss, columns: int) -> int:
+    """How many columns a loss embeds from ``columns`` inputs (a second dropout view adds one per viewed column)."""
+    views = getattr(loss, "dropout_columns", ()) if getattr(loss, "contrastive", None) == "dropout" else ()
+    return columns + len(views)
+
+
 # -- stage (a): step time ------------------------------------------------------------------------------
 def stage_step_time(args: argparse.Namespace, model) -> dict[str, Any]:
     torch = _torch()
@@ -226,7 +232,8 @@ def stage_step_time(args: argparse.Namespace, model) -> dict[str, Any]:
                 median = None if times[case] == "oom" else statistics.median(times[case])
                 base = None if times[baseline] == "oom" else statistics.median(times[baseline])
                 rows.append({
-                    "case": case, "loss": name, "columns": columns, "precision": precision, "batch_size": batch,
+                    "case": case, "loss": name, "columns": columns, "embedded_columns": embedded_columns(losses[case], columns),
+                    "precision": precision, "batch_size": batch,
                     "median_step_s": median, "step_times_s": times[case], "baseline": baseline,
                     "ratio": round(median / base, 4) if median is not None and base else None,
                 })

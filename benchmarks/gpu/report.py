@@ -1,0 +1,198 @@
+"""The GPU study's tables and plot, from its result files (``results/step_time.json``, ``results/memory.json``,
+``results/epoch/*.json``): each loss's step time against MultipleNegativesRankingLoss on the same columns, each
+Cached loss's peak memory from batch 512 up, and the one-epoch runs. Written into the README (``--check``: exit 1
+when it is out of date) and to ``results/gpu.png``.
+
+    python benchmarks/gpu/report.py
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from benchmarks.harness import tables as generated
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+README = HERE / "README.md"
+STEP_TARGET = 1.15  # an in-batch loss's step time at batch 512, ÷ MNRL's on the same columns
+MEMORY_TARGET = 1.2  # a Cached loss's peak memory at its largest batch, ÷ at its smallest
+
+
+def _load(name: str) -> dict[str, Any] | None:
+    path = RESULTS / name
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+
+
+def _device(result: dict[str, Any]) -> str:
+    return (f"{result['device_name']} ({result['memory_gib']} GiB), torch {result['torch']}, CUDA {result['cuda']}, "
+            f"commit {result['provenance']['commit'][:7]}")
+
+
+def _same_columns(rows: list[dict[str, Any]], precision: str, batch: int) -> dict[int, float]:
+    """MNRL's median step time per number of encoded columns, at one precision and batch."""
+    return {row["columns"]: row["median_step_s"] for row in rows
+            if row["case"].startswith("MultipleNegativesRankingLoss") and row["precision"] == precision
+            and row["batch_size"] == batch and isinstance(row["median_step_s"], float)}
+
+
+def _default_embedded_columns(loss: str, columns: int) -> int:
+    """For result files written before rows recorded it: the columns a loss embeds with its default arguments."""
+    import inspect
+
+    from st_debias.recipes.losses import LOSSES
+
+    parameters = inspect.signature(LOSSES[loss].__init__).parameters
+    contrastive, views = parameters.get("contrastive"), parameters.get("dropout_columns")
+    if contrastive is None or views is None or contrastive.default != "dropout":
+        return columns
+    return columns + len(views.default)
+
+
+def step_table() -> list[str]:
+    result = _load("step_time.json")
+    if result is None:
+        return ["Not run yet."]
+    rows = result["rows"]
+    batches = sorted({row["batch_size"] for row in rows})
+    head = " | ".join(f"{precision} {batch}" for precision in result["precisions"] for batch in batches)
+    lines = [f"Median step (forward, backward, AdamW) in ms, and ÷ MNRL on the same columns; {_device(result)}; "
+             f"{result['tokens']} tokens, {result['full_length_share']:.0%} of rows full length.", "",
+             f"| loss | columns | {head} |", "|---|---:|" + "---:|" * (len(result["precisions"]) * len(batches))]
+    for case in dict.fromkeys(row["case"] for row in rows):
+        cells = []
+        columns = None
+        for precision in result["precisions"]:
+            for batch in batches:
+                row = next(r for r in rows if r["case"] == case and r["precision"] == precision
+                           and r["batch_size"] == batch)
+                columns = row["columns"]
+                if not isinstance(row["median_step_s"], float):
+                    cells.append(str(row["median_step_s"]))
+                elif case.startswith("MultipleNegativesRankingLoss"):
+                    cells.append(f"{row['median_step_s'] * 1e3:.1f}")
+                else:
+                    mark = " **✗**" if batch == 512 and row["ratio"] > STEP_TARGET else ""
+                    cells.append(f"{row['median_step_s'] * 1e3:.1f} ({row['ratio']:.2f}×){mark}")
+        lines.append(f"| {case} | {columns} | {' | '.join(cells)} |")
+    return lines
+
+
+def encoded_columns_table() -> list[str]:
+    """Losses that embed more columns than their inputs (a second dropout view) against MNRL on as many columns."""
+    result = _load("step_time.json")
+    if result is None:
+        return ["Not run yet."]
+    lines = ["| loss | inputs → embedded columns | precision | batch | ÷ MNRL on the inputs | ÷ MNRL on as many embedded columns |",
+             "|---|---|---|---:|---:|---:|"]
+    for row in result["rows"]:
+        inputs = row["columns"]
+        embedded = row.get("embedded_columns") or _default_embedded_columns(row["loss"], inputs)
+        if row["case"].startswith("MultipleNegativesRankingLoss") or embedded == inputs:
+            continue
+        baseline = _same_columns(result["rows"], row["precision"], row["batch_size"]).get(embedded)
+        if baseline is None or not isinstance(row["median_step_s"], float):
+            continue
+        lines.append(f"| {row['case']} | {inputs} → {embedded} | {row['precision']} | {row['batch_size']} | "
+                     f"{row['ratio']:.2f} | {row['median_step_s'] / baseline:.2f} |")
+    return lines
+
+
+def memory_table() -> list[str]:
+    result = _load("memory.json")
+    if result is None:
+        return ["Not run yet."]
+    rows = result["rows"]
+    batches = sorted({row["batch_size"] for row in rows})
+    lines = [f"Peak allocated MiB (`torch.cuda.max_memory_allocated`, {result.get('precision', 'fp32')}, mini-batch "
+             f"{rows[0]['mini_batch_size']} for the Cached losses); {_device(result)}.", "",
+             f"| loss | {' | '.join(str(batch) for batch in batches)} | largest ÷ smallest |",
+             "|---|" + "---:|" * (len(batches) + 1)]  # growth: Cached losses only
+    for loss in dict.fromkeys(row["loss"] for row in rows):
+        peaks = {row["batch_size"]: row["peak_mib"] for row in rows if row["loss"] == loss}
+        measured = [peaks[batch] for batch in batches if isinstance(peaks.get(batch), float)]
+        cached = loss.startswith("Cached")
+        growth = measured[-1] / measured[0] if cached and len(measured) > 1 else None
+        mark = " **✗**" if cached and growth and growth > MEMORY_TARGET else ""
+        cells = [f"{peaks[batch]:.0f}" if isinstance(peaks.get(batch), float) else str(peaks.get(batch, "–"))
+                 for batch in batches]
+        lines.append(f"| {loss} | {' | '.join(cells)} | {f'{growth:.2f}×{mark}' if growth else '–'} |")
+    return lines
+
+
+def epoch_table() -> list[str]:
+    files = sorted((RESULTS / "epoch").glob("*.json")) if (RESULTS / "epoch").is_dir() else []
+    if not files:
+        return ["Not run yet."]
+    lines = ["| run | steps | train s | STS-7 before → after | STS-B dev best (step) | device |", "|---|---:|---:|---|---|---|"]
+    for file in files:
+        run = json.loads(file.read_text(encoding="utf-8"))
+        before, after = run["before"]["sts7_average"], run["after"]["sts7_average"]
+        best = run.get("selection", {})
+        lines.append(f"| {file.stem} | {run['budget']['steps']} | {run['wall_s']:.0f} | {before:.2f} → {after:.2f} | "
+                     f"{best.get('best_score', float('nan')):.2f} ({best.get('best_step', '–')}) | {run['device_name']} |")
+    return lines
+
+
+def tables() -> dict[str, list[str]]:
+    return {"step_time": step_table(), "embedded_columns": encoded_columns_table(), "memory": memory_table(),
+            "epoch": epoch_table()}
+
+
+def plot(path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    steps, memory = _load("step_time.json"), _load("memory.json")
+    if steps is None or memory is None:
+        return
+    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4.4))
+    cases = [case for case in dict.fromkeys(row["case"] for row in steps["rows"])
+             if not case.startswith("MultipleNegativesRankingLoss")]
+    settings = [(precision, batch) for precision in steps["precisions"]
+                for batch in sorted({row["batch_size"] for row in steps["rows"]})]
+    width = 0.8 / len(cases)
+    for index, case in enumerate(cases):
+        ratios = [next(row["ratio"] for row in steps["rows"] if row["case"] == case and row["precision"] == precision
+                       and row["batch_size"] == batch) for precision, batch in settings]
+        left.bar([x + index * width for x in range(len(settings))], ratios, width, label=case)
+    left.axhline(1.0, color="black", linewidth=0.8)
+    left.axhline(STEP_TARGET, color="#c44e52", linestyle="--", linewidth=0.8, label=f"target at 512: {STEP_TARGET}×")
+    left.set_xticks([x + 0.4 - width / 2 for x in range(len(settings))],
+                    [f"{precision}\n{batch}" for precision, batch in settings], fontsize=8)
+    left.set_ylim(0.8, max(row["ratio"] or 1 for row in steps["rows"]) + 0.15)
+    left.set_ylabel("step time ÷ MNRL on the same columns")
+    left.set_title("Step time against MultipleNegativesRankingLoss", fontsize=9)
+    left.legend(fontsize=7, ncol=2, loc="upper left")
+    colours = {}
+    for loss in dict.fromkeys(row["loss"] for row in memory["rows"]):
+        points = [(row["batch_size"], row["peak_mib"]) for row in memory["rows"]
+                  if row["loss"] == loss and isinstance(row["peak_mib"], float)]
+        colour = colours.setdefault(loss.removeprefix("Cached"), f"C{len(colours)}")
+        style = "-o" if loss.startswith("Cached") else ":x"
+        right.plot(*zip(*points, strict=True), style, color=colour, label=loss, markersize=4)
+    right.set_xscale("log", base=2)
+    right.set_yscale("log")
+    right.set_xlabel("batch size")
+    right.set_ylabel("peak allocated MiB")
+    right.set_title("Peak memory: Cached (solid) and uncached (dotted)", fontsize=9)
+    right.legend(fontsize=6, loc="center left", bbox_to_anchor=(1.02, 0.5))
+    fig.suptitle(f"all-MiniLM-L6-v2 on {steps['device_name']}, {steps['tokens']} tokens", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    status = generated.run(README, tables, argv, __doc__)
+    if status == 0 and not (argv and "--check" in argv):
+        plot(RESULTS / "gpu.png")
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
