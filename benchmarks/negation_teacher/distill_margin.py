@@ -18,6 +18,12 @@ and adds only the teacher's *ranking* of each row's two candidates, which a leve
   ("X is not A", "X is B", "X is not B") the plain floor can be met by pulling "X is not A" toward the affirmative
   "X is B", which moves negated sentences toward affirmative ones; this form can only separate "not A" from "not B".
 
+With ``embedding_weight`` w_e > 0, the teacher's embeddings themselves are distilled beside the margin term, as
+the plain baseline does (``plain_distill.py``): w_e · mean_i ‖W s(x_i) + b − t(x_i)‖² / d_t over the rows' anchors
+(``embedding_columns: anchor``) or all three columns (``all``), with W and b frozen at scikit-learn's least-squares
+fit of the teacher's embeddings on the start model's over ``projection_sentences`` of the rows' texts (``from_recipe``).
+The student then moves only where the best linear image of it still misses the teacher.
+
 s is the student's cosine (dropout on), t the teacher's, on every row of the batch (the minimal pairs and the
 negation-meaning rows, where the teacher knows which words are opposites), or with ``distill_rows:
 negated_anchor`` only on the rows whose anchor holds a negation and whose positive does not while their negative
@@ -45,9 +51,13 @@ from st_debias.losses.base import LossOutput, combine_parts
 
 DISTILL = ("margin_mse", "kl_div", "margin_floor", "margin_floor_push")
 DISTILL_ROWS = ("all", "negated_anchor")
+EMBEDDING_COLUMNS = ("anchor", "all")
 
 
 class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
+    #: ``from_recipe`` fits the embedding term's projection; a recipe's ``loss.guide`` is not read.
+    takes_guide = False
+
     def __init__(
         self,
         model: Any,
@@ -63,6 +73,9 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
         scale: float = 20.0,
         contrastive: str = "dropout",
         return_parts: bool = True,
+        embedding_weight: float = 0.0,
+        embedding_columns: str = "anchor",
+        projection_sentences: int = 4096,
     ) -> None:
         """``MarginNegationLoss``'s arguments, the teacher's (``TeacherStructureMarginLoss``), and:
 
@@ -70,9 +83,13 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
             distill: ``"margin_mse"``, ``"kl_div"``, ``"margin_floor"`` or ``"margin_floor_push"`` (module docstring).
             temperature: τ of ``kl_div`` for both models' cosines.
             distill_rows: ``"all"`` or ``"negated_anchor"`` (module docstring).
+            embedding_weight: w_e ≥ 0 of the embedding term (module docstring); 0 adds none.
+            embedding_columns: ``"anchor"`` or ``"all"``: the columns whose embeddings are distilled.
+            projection_sentences: how many of the rows' distinct texts the projection is fitted on.
 
         Raises:
-            ValueError: an unknown ``distill`` or ``distill_rows``, or a non-positive ``temperature``.
+            ValueError: an unknown ``distill``, ``distill_rows`` or ``embedding_columns``, a non-positive
+                ``temperature``, a negative ``embedding_weight``, or ``projection_sentences`` under 2.
         """
         super().__init__(model, teacher=teacher, teacher_weight=teacher_weight, teacher_max_seq_length=teacher_max_seq_length,
                          teacher_pairs="rows", alpha=alpha, beta=beta, margin_weight=margin_weight, scale=scale,
@@ -82,6 +99,16 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
         if distill_rows not in DISTILL_ROWS:
             raise ValueError(f"TeacherDistillMarginLoss: distill_rows must be one of {DISTILL_ROWS}, got {distill_rows!r}.")
         core.check_positive(temperature, "temperature", "TeacherDistillMarginLoss")
+        core.check_non_negative(embedding_weight, "embedding_weight", "TeacherDistillMarginLoss")
+        if embedding_columns not in EMBEDDING_COLUMNS:
+            raise ValueError(f"TeacherDistillMarginLoss: embedding_columns must be one of {EMBEDDING_COLUMNS}, "
+                             f"got {embedding_columns!r}.")
+        if int(projection_sentences) < 2:
+            raise ValueError(f"TeacherDistillMarginLoss: projection_sentences must be at least 2, got {projection_sentences}.")
+        self.embedding_weight = float(embedding_weight)
+        self.embedding_columns = embedding_columns
+        self.projection_sentences = int(projection_sentences)
+        self.projection: tuple[Tensor, Tensor] | None = None  # (W, b), frozen; set by fit_projection
         self.distill_rows = distill_rows
         self.distill = distill
         self.distill_temperature = float(temperature)
@@ -89,6 +116,37 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
             DistillKLDivLoss(model, similarity_fct=pairwise_cos_sim, temperature=temperature) if distill == "kl_div"
             else MarginMSELoss(model, similarity_fct=pairwise_cos_sim)
         )
+
+    @classmethod
+    def from_recipe(cls, model: Any, rows: Any, params: dict[str, Any], guide: Any = None,
+                    guide_mode: str = "precomputed", show_progress_bar: bool = True) -> tuple[TeacherDistillMarginLoss, Any]:
+        """The loss, its projection fitted on the rows' texts when it distills embeddings; the rows unchanged."""
+        loss = cls(model, **params)
+        if loss.embedding_weight > 0:
+            columns = rows.column_names[:1 if loss.embedding_columns == "anchor" else STRUCTURE_COLUMNS]
+            texts = list(dict.fromkeys(text for column in columns for text in rows[column]))[:loss.projection_sentences]
+            loss.fit_projection(texts, show_progress_bar=show_progress_bar)
+        return loss, rows
+
+    def fit_projection(self, texts: list[str], show_progress_bar: bool = False) -> None:
+        """Fix (W, b) at the least-squares fit of the teacher's embeddings of ``texts`` on the student's."""
+        from benchmarks.negation_teacher.plain_distill import least_squares_projection
+
+        student = self.model.encode(texts, convert_to_tensor=True, show_progress_bar=show_progress_bar)
+        with torch.no_grad():
+            teacher = self.teacher.encode(texts, convert_to_tensor=True, show_progress_bar=show_progress_bar)
+        weight, bias = least_squares_projection(student, teacher)
+        self.projection = (weight, bias)  # float64; cast to the embeddings' dtype where used
+
+    def embedding_term(self, student: list[Tensor], teacher: list[Tensor]) -> Tensor:
+        """mean over the chosen columns' rows of ‖W s + b − t‖² / d_t (module docstring)."""
+        if self.projection is None:
+            raise ValueError("TeacherDistillMarginLoss: embedding_weight > 0 needs a fitted projection "
+                             "(from_recipe, or fit_projection(texts)).")
+        weight, bias = (tensor.to(student[0].device, student[0].dtype) for tensor in self.projection)
+        count = 1 if self.embedding_columns == "anchor" else STRUCTURE_COLUMNS
+        projected = torch.cat(student[:count]) @ weight.T + bias
+        return (projected - torch.cat(teacher[:count])).pow(2).mean()
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> LossOutput:
         features = list(sentence_features)
@@ -121,6 +179,8 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
         if rows is not None:
             if not bool(rows.any()):
                 parts["teacher"] = student[0].sum() * 0.0
+                if self.embedding_weight > 0:
+                    parts["teacher_embedding"] = student[0].sum() * 0.0
                 return combine_parts(parts, self.return_parts)
             student = [column[rows] for column in student]
         anchor, positive, negative = core.at_least_float32(teacher.to(student[0].device)).chunk(STRUCTURE_COLUMNS)
@@ -136,10 +196,16 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
             below = (scores[0] - scores[1]) - (positive - pairwise_cos_sim(student[0], student[2]))
             term = torch.relu(below).pow(2).mean()
         parts["teacher"] = self.teacher_weight * term
+        if self.embedding_weight > 0:
+            targets = core.at_least_float32(teacher.to(student[0].device)).chunk(STRUCTURE_COLUMNS)
+            parts["teacher_embedding"] = self.embedding_weight * self.embedding_term(student, list(targets))
         return combine_parts(parts, self.return_parts)
 
     def get_config_dict(self) -> dict[str, Any]:
         config = {**super().get_config_dict(), "distill": self.distill, "temperature": self.distill_temperature,
                   "distill_rows": self.distill_rows}
+        if self.embedding_weight > 0:
+            config |= {"embedding_weight": self.embedding_weight, "embedding_columns": self.embedding_columns,
+                       "projection_sentences": self.projection_sentences}
         config.pop("teacher_pairs", None)
         return config

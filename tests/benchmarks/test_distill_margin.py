@@ -173,3 +173,67 @@ def test_bad_settings_are_refused_and_a_recipe_can_name_it(tiny_model) -> None:
         TeacherDistillMarginLoss(None, distill_rows="some")
     loss = recipe_built_lab_loss("TeacherDistillMarginLoss", {"teacher": "a/teacher", "distill": "kl_div"}, tiny_model)
     assert loss.get_config_dict()["distill"] == "kl_div" and not loss._teacher
+
+
+def embedding_reference(student: list[torch.Tensor], teacher: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
+                        columns: int) -> float:
+    """mean over the first ``columns`` columns' rows and the teacher's dimensions of (W s + b − t)², in float64."""
+    s = [row for column in student[:columns] for row in column.detach().double().tolist()]
+    t = [row for column in teacher.chunk(3)[:columns] for row in column.double().tolist()]
+    w, b = weight.double().tolist(), bias.double().tolist()
+    total = 0.0
+    for x, y in zip(s, t, strict=True):
+        total += sum((sum(w[k][j] * x[j] for j in range(len(x))) + b[k] - y[k]) ** 2 for k in range(len(y)))
+    return total / (len(s) * len(t[0]))
+
+
+@pytest.mark.parametrize("columns", ["anchor", "all"])
+def test_embedding_term_matches_the_float64_reference_and_passes_gradcheck(columns: str) -> None:
+    generator = torch.Generator().manual_seed(1)
+    embeddings = [torch.randn(4, 6, generator=generator, dtype=torch.float64, requires_grad=True) for _ in range(4)]
+    teacher = torch.randn(12, 10, generator=generator, dtype=torch.float64)
+    weight, bias = torch.randn(10, 6, generator=generator, dtype=torch.float64), torch.randn(10, generator=generator,
+                                                                                             dtype=torch.float64)
+    loss = TeacherDistillMarginLoss(None, distill="margin_floor", embedding_weight=0.4, embedding_columns=columns)
+    with pytest.raises(ValueError, match="needs a fitted projection"):
+        loss.compute_loss_from_embeddings(embeddings, teacher=teacher)
+    loss.projection = (weight, bias)
+    parts = loss.compute_loss_from_embeddings(embeddings, teacher=teacher)
+    count = 1 if columns == "anchor" else 3
+    assert parts["teacher_embedding"].item() == pytest.approx(
+        0.4 * embedding_reference(embeddings, teacher, weight, bias, count), rel=1e-9)
+    assert parts["teacher"].item() == pytest.approx(margin_floor_reference(embeddings[:3], teacher), rel=1e-9)
+    assert torch.autograd.gradcheck(
+        lambda *c: loss.compute_loss_from_embeddings(list(c), teacher=teacher)["teacher_embedding"], tuple(embeddings))
+    # No row distilled (the negated-anchor mask all false): the part is there, and zero.
+    empty = loss.compute_loss_from_embeddings(embeddings, teacher=teacher[:0], rows=torch.zeros(4, dtype=torch.bool))
+    assert empty["teacher_embedding"].item() == 0.0
+
+
+def test_from_recipe_fits_the_projection_on_the_rows_texts(tiny_model, tiny_model_other, shared_data) -> None:
+    """On real corpus sentences: fewer distinct texts than the student's width, so the least-squares map reproduces
+    the teacher's embeddings of exactly those texts, and the term on them (dropout off) is zero."""
+    from datasets import Dataset
+
+    lines = (shared_data / "corpus" / "wiki_sentences.txt").read_text(encoding="utf-8").splitlines()[:30]
+    rows = Dataset.from_dict({"anchor": lines[:10], "positive": lines[10:20], "negative": lines[20:]})
+    original = TeacherDistillMarginLoss.teacher
+    try:
+        TeacherDistillMarginLoss.teacher = property(lambda self: tiny_model_other)
+        loss, same = TeacherDistillMarginLoss.from_recipe(
+            tiny_model, rows, {"teacher": "a/teacher", "distill": "margin_floor", "embedding_weight": 1.0,
+                               "embedding_columns": "all"}, show_progress_bar=False)
+        tiny_model.eval()
+        student = [tiny_model.encode(rows[c], convert_to_tensor=True) for c in ("anchor", "positive", "negative")]
+        teacher = torch.cat([tiny_model_other.encode(rows[c], convert_to_tensor=True)
+                             for c in ("anchor", "positive", "negative")])
+    finally:
+        TeacherDistillMarginLoss.teacher = original
+    assert same is rows and loss.projection[0].shape == (teacher.shape[1], student[0].shape[1])
+    assert loss.embedding_term(student, list(teacher.chunk(3))).item() < 1e-8
+    assert TeacherDistillMarginLoss(None).embedding_weight == 0.0 and "embedding_weight" not in \
+        TeacherDistillMarginLoss(None).get_config_dict()
+    with pytest.raises(ValueError, match="embedding_columns must be one of"):
+        TeacherDistillMarginLoss(None, embedding_columns="negative")
+    with pytest.raises(ValueError, match="embedding_weight"):
+        TeacherDistillMarginLoss(None, embedding_weight=-1.0)
