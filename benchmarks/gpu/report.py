@@ -122,6 +122,25 @@ def memory_table() -> list[str]:
     return lines
 
 
+def cached_step_table() -> list[str]:
+    """Each Cached loss's mean step time in the memory stage, ÷ its uncached form's at the same batch."""
+    result = _load("memory.json")
+    if result is None:
+        return ["Not run yet."]
+    rows = {(row["loss"], row["batch_size"]): row for row in result["rows"]}
+    batches = sorted({batch for _, batch in rows})
+    lines = [f"| Cached loss: step ÷ uncached | {' | '.join(str(batch) for batch in batches)} |",
+             "|---|" + "---:|" * len(batches)]
+    for loss in dict.fromkeys(name for name, _ in rows if name.startswith("Cached")):
+        cells = []
+        for batch in batches:
+            cached, plain = rows.get((loss, batch), {}), rows.get((loss.removeprefix("Cached"), batch), {})
+            both = isinstance(cached.get("mean_step_s"), float) and isinstance(plain.get("mean_step_s"), float)
+            cells.append(f"{cached['mean_step_s'] / plain['mean_step_s']:.2f}" if both else "–")
+        lines.append(f"| {loss} | {' | '.join(cells)} |")
+    return lines
+
+
 def epoch_table() -> list[str]:
     files = sorted((RESULTS / "epoch").glob("*.json")) if (RESULTS / "epoch").is_dir() else []
     if not files:
@@ -138,6 +157,7 @@ def epoch_table() -> list[str]:
 
 def tables() -> dict[str, list[str]]:
     return {"step_time": step_table(), "embedded_columns": encoded_columns_table(), "memory": memory_table(),
+            "cached_step": cached_step_table(),
             "epoch": epoch_table()}
 
 
