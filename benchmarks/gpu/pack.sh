@@ -21,6 +21,9 @@ user_cache="${ST_DEBIAS_CACHE:-$HOME/.cache/st_debias}"
 if [ "${1:-}" != "--no-rows" ]; then
   ST_DEBIAS_CACHE="$cache" python benchmarks/selection/build_rows.py simcse st-debias --steps 3125 --seeds 42 \
     --batch-size 64 --max-seq-length 32
+  # The evaluation after training needs the negation-meaning probe's items, which spaCy builds: into the cache too
+  # (the start model's packaged evaluation is reused, so nothing else would build them here).
+  ST_DEBIAS_CACHE="$cache" python -c "from st_debias.evaluation.bias_data import load_negation_meaning_items as load; load()"
 fi
 entries=$(cd "$cache" && ls -A)
 # shellcheck disable=SC2086

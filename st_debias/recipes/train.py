@@ -192,6 +192,8 @@ def train_recipe(
         show_progress_bar=show_progress_bar, num_proc=num_proc, rows=rows, row_columns=row_columns,
     )
     before = _evaluate(run, f"{run.start_label} (start)") if run.evaluate and run.main_process else None
+    if run.evaluate and run.main_process and "bias" in run.eval_tasks:
+        _load_probe_items(run)
     with training_length(run.model, recipe.training.max_seq_length):
         rows, data_report, loss = _rows_and_loss(run)
         trainer = _train(run, rows, loss, gradient_share_every, start_as_candidate, callbacks)
@@ -387,6 +389,15 @@ def _guide(run: _Run) -> SentenceTransformer | None:
     guide.requires_grad_(False)
     guide.eval()
     return guide
+
+
+def _load_probe_items(run: _Run) -> None:
+    """Load (or build, with spaCy, and cache) the negation-meaning probe's items before training: a start model whose
+    evaluation is reused reads none of them, and a machine that cannot build them must fail before the long work,
+    not in the evaluation after it."""
+    from st_debias.evaluation.bias_data import load_negation_meaning_items
+
+    load_negation_meaning_items(run.data_dir)
 
 
 def _evaluate(run: _Run, label: str) -> dict[str, Any]:
