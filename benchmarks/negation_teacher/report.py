@@ -32,6 +32,7 @@ ORDER = ("v6-halfpairs", "v6-halfpairs-marginmse", "v6-halfpairs-marginmse-meani
          "v6-halfpairs-marginfloor", "v6-halfpairs-marginfloor-w003", "v6-halfpairs-marginfloor-meaning",
          "v6-halfpairs-marginfloor-meaning-w002", "v6-halfpairs-marginfloorpush", "v6-halfpairs-marginfloorpush-meaning-w002",
          "v6-halfpairs-marginfloor-pres03", "v6-halfpairs-marginfloor-pres1",
+         "v6-halfpairs-marginfloor-embed-anchor", "v6-halfpairs-marginfloor-embed-all",
          "v6-wordnet-half", "v6-wordnet-half-marginmse", "v6-wordnet-half-marginfloor",
          "plain-distill-mse", "plain-distill-mse-fitted")
 LABELS = {
@@ -47,6 +48,8 @@ LABELS = {
     "v6-halfpairs-marginfloorpush": "+ the floor pushing negatives only, every row",
     "v6-halfpairs-marginfloor-pres03": "+ the floor, every row, with SimilarityPreservation 0.3",
     "v6-halfpairs-marginfloor-pres1": "+ the floor, every row, with SimilarityPreservation 1",
+    "v6-halfpairs-marginfloor-embed-anchor": "+ the floor, every row, with the teacher's embeddings of the anchors (fitted projection, 30)",
+    "v6-halfpairs-marginfloor-embed-all": "+ the floor, every row, with the teacher's embeddings of all three columns (fitted projection, 30)",
     "v6-halfpairs-marginfloorpush-meaning-w002": "+ the floor pushing negatives only, negation-meaning rows only, weight 0.02",
     "v6-wordnet-half-marginmse": "WordNet pairs + teacher MarginMSE, every row",
     "v6-wordnet-half-marginfloor": "WordNet pairs + teacher margin as a floor, every row",

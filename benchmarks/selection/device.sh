@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The v5 study on a borrowed GPU machine without network access, where at most 64 MiB travel per call.
-# Everything the runs need is packed on the CPU machine under .gpu/ (git-ignored) by `pack`, sent in three
-# parts over consecutive calls (`stage`; each call within the machine's 30 s idle window of the last),
+# Everything the runs need is packed on the CPU machine under .gpu/ (git-ignored) by `pack`, sent in parts
+# (each fits one call beside the tree) over consecutive calls (`stage`; each call within the machine's 30 s idle window of the last),
 # unpacked once (`setup`), then used by `select` runs (the same scripts as on the CPU):
 #
-#   bash benchmarks/selection/device.sh pack rows/ENTRY...  # here: model in two parts, wheels (the lab's too), data, rows, git
+#   bash benchmarks/selection/device.sh pack rows/ENTRY...  # here: model, wheels (the lab's too), data, rows, git
 #   bash benchmarks/selection/device.sh stage       # there, once per call that carries a part
 #   bash benchmarks/selection/device.sh setup       # there: assemble the model, install wheels, unpack
 #   bash benchmarks/selection/device.sh select OUT_DIR STEPS EVAL_STEPS TRANSFER SEED CONFIG...
