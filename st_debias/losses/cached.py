@@ -60,11 +60,12 @@ class CachedLoss(CachedLossMixin, nn.Module):
 
         Loss and gradients equal those of the uncached loss (up to floating-point rounding, and up to
         dropout sampling: the mini-batches draw other masks than one whole-batch forward). Peak memory is
-        that of one mini-batch of activations plus the loss's ``(B, candidates)`` score matrices, computed on
-        the whole batch at once: flat in the batch size while those matrices stay smaller than the
-        activations, growing with B² beyond (measured on one GPU for all-MiniLM-L6-v2 at 32 tokens and
-        ``mini_batch_size=128``: flat to B = 4,096, 1.6–2.6× at 8,192). The price is a second forward pass:
-        2.0–2.9× the uncached step time there, as for :class:`CachedMultipleNegativesRankingLoss`.
+        the larger of one mini-batch's activations and the loss's ``(B, candidates)`` score matrices, which
+        are computed on the whole batch at once: flat in the batch size while the matrices stay the smaller,
+        growing with B² beyond (measured on one GPU for all-MiniLM-L6-v2 at 32 tokens and
+        ``mini_batch_size=128``: flat to B = 4,096, 1.6–2.6× at 8,192). The price is a second forward pass
+        and smaller forward passes: 2.0–2.9× the uncached step time there (two steps per setting), as for
+        :class:`CachedMultipleNegativesRankingLoss`; a larger ``mini_batch_size`` is faster.
 
         Everything the wrapped loss computes from the whole batch still sees the whole batch: batch
         normalisation statistics (:class:`DebiasInfoNCE`), guide masks and noise negatives
@@ -362,7 +363,8 @@ class CachedFocalInfoNCE(CachedLoss):
         show_progress_bar: bool = False,
         **loss_kwargs: Any,
     ) -> None:
-        r""":class:`FocalInfoNCE` with GradCache: the same loss and gradients at any batch size, in memory set by the mini-batch.
+        r""":class:`FocalInfoNCE` with GradCache: the same loss and gradients at any batch size, in memory set mostly by the
+        mini-batch (:class:`CachedLoss`).
 
         See :class:`CachedLoss` for how the caching works and :class:`FocalInfoNCE` for the loss.
 
@@ -410,7 +412,8 @@ class CachedInstanceWeightedMNRL(CachedLoss):
         show_progress_bar: bool = False,
         **loss_kwargs: Any,
     ) -> None:
-        r""":class:`InstanceWeightedMNRL` (DCLR) with GradCache: the same loss and gradients in memory set by the mini-batch.
+        r""":class:`InstanceWeightedMNRL` (DCLR) with GradCache: the same loss and gradients in memory set mostly by the
+        mini-batch (:class:`CachedLoss`).
 
         A live ``guide`` embeds once per step, in mini-batches and without gradients; guide embeddings
         in the label column (``labels="guide_embeddings"``) are used as they are. Noise negatives are
@@ -466,7 +469,8 @@ class CachedDebiasInfoNCE(CachedLoss):
         show_progress_bar: bool = False,
         **loss_kwargs: Any,
     ) -> None:
-        r""":class:`DebiasInfoNCE` (DebCSE) with GradCache: the same loss and gradients in memory set by the mini-batch.
+        r""":class:`DebiasInfoNCE` (DebCSE) with GradCache: the same loss and gradients in memory set mostly by the
+        mini-batch (:class:`CachedLoss`).
 
         Batch normalisation uses the statistics of the whole batch, as uncached: step 2 of
         :class:`CachedLoss` sees every embedding. See :class:`CachedLoss`.
@@ -520,7 +524,8 @@ class CachedMarginNegationLoss(CachedLoss):
         show_progress_bar: bool = False,
         **loss_kwargs: Any,
     ) -> None:
-        r""":class:`MarginNegationLoss` (OssCSE) with GradCache: the same parts and gradients in memory set by the mini-batch.
+        r""":class:`MarginNegationLoss` (OssCSE) with GradCache: the same parts and gradients in memory set mostly by the
+        mini-batch (:class:`CachedLoss`).
 
         Returns what :class:`MarginNegationLoss` returns: the sum of its parts, or with
         ``return_parts=True`` the dict ``{"margin": λ·l_m, "contrastive": w·l_c}``, each part with its exact

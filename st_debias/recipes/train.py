@@ -192,7 +192,7 @@ def train_recipe(
         show_progress_bar=show_progress_bar, num_proc=num_proc, rows=rows, row_columns=row_columns,
     )
     before = _evaluate(run, f"{run.start_label} (start)") if run.evaluate and run.main_process else None
-    if run.evaluate and run.main_process and "bias" in run.eval_tasks:
+    if run.evaluate and run.main_process and {"bias", "mteb"} & set(run.eval_tasks):
         _load_probe_items(run)
     with training_length(run.model, recipe.training.max_seq_length):
         rows, data_report, loss = _rows_and_loss(run)

@@ -205,18 +205,27 @@ def test_embedding_term_matches_the_float64_reference_and_passes_gradcheck(colum
     assert parts["teacher"].item() == pytest.approx(margin_floor_reference(embeddings[:3], teacher), rel=1e-9)
     assert torch.autograd.gradcheck(
         lambda *c: loss.compute_loss_from_embeddings(list(c), teacher=teacher)["teacher_embedding"], tuple(embeddings))
+    # With a row mask (distill_rows: negated_anchor) the term covers the masked rows only.
+    mask = torch.tensor([True, False, True, True])
+    masked = loss.compute_loss_from_embeddings(embeddings, teacher=teacher[torch.cat([mask] * 3)], rows=mask)
+    kept = [column[mask] for column in embeddings]
+    assert masked["teacher_embedding"].item() == pytest.approx(
+        0.4 * embedding_reference(kept, teacher[torch.cat([mask] * 3)], weight, bias, count), rel=1e-9)
     # No row distilled (the negated-anchor mask all false): the part is there, and zero.
     empty = loss.compute_loss_from_embeddings(embeddings, teacher=teacher[:0], rows=torch.zeros(4, dtype=torch.bool))
     assert empty["teacher_embedding"].item() == 0.0
 
 
 def test_from_recipe_fits_the_projection_on_the_rows_texts(tiny_model, tiny_model_other, shared_data) -> None:
-    """On real corpus sentences: fewer distinct texts than the student's width, so the least-squares map reproduces
-    the teacher's embeddings of exactly those texts, and the term on them (dropout off) is zero."""
+    """On real corpus sentences: fewer distinct texts than the student's width, so the least-squares map, fitted on the
+    text the student's tokens decode to (as the teacher sees it in training) row by row through the three columns,
+    reproduces the teacher's embeddings of exactly those texts, and the term on them (dropout off) is zero; a label
+    column is dropped."""
     from datasets import Dataset
 
     lines = (shared_data / "corpus" / "wiki_sentences.txt").read_text(encoding="utf-8").splitlines()[:30]
-    rows = Dataset.from_dict({"anchor": lines[:10], "positive": lines[10:20], "negative": lines[20:]})
+    rows = Dataset.from_dict({"anchor": lines[:10], "positive": lines[10:20], "negative": lines[20:],
+                              "label": [1.0] * 10})
     original = TeacherDistillMarginLoss.teacher
     try:
         TeacherDistillMarginLoss.teacher = property(lambda self: tiny_model_other)
@@ -224,15 +233,24 @@ def test_from_recipe_fits_the_projection_on_the_rows_texts(tiny_model, tiny_mode
             tiny_model, rows, {"teacher": "a/teacher", "distill": "margin_floor", "embedding_weight": 1.0,
                                "embedding_columns": "all"}, show_progress_bar=False)
         tiny_model.eval()
-        student = [tiny_model.encode(rows[c], convert_to_tensor=True) for c in ("anchor", "positive", "negative")]
-        teacher = torch.cat([tiny_model_other.encode(rows[c], convert_to_tensor=True)
-                             for c in ("anchor", "positive", "negative")])
+        decoded = {c: loss.decoded_texts(tiny_model.tokenize(rows[c])) for c in ("anchor", "positive", "negative")}
+        student = [tiny_model.encode(texts, convert_to_tensor=True) for texts in decoded.values()]
+        teacher = torch.cat([tiny_model_other.encode(texts, convert_to_tensor=True) for texts in decoded.values()])
     finally:
         TeacherDistillMarginLoss.teacher = original
-    assert same is rows and loss.projection[0].shape == (teacher.shape[1], student[0].shape[1])
+    assert same.column_names == ["anchor", "positive", "negative"] and loss.projection[0].shape == (teacher.shape[1], student[0].shape[1])
     assert loss.embedding_term(student, list(teacher.chunk(3))).item() < 1e-8
     assert TeacherDistillMarginLoss(None).embedding_weight == 0.0 and "embedding_weight" not in \
         TeacherDistillMarginLoss(None).get_config_dict()
+    seen: list[list[str]] = []
+    original_fit = TeacherDistillMarginLoss.fit_projection
+    try:
+        TeacherDistillMarginLoss.fit_projection = lambda self, texts, show_progress_bar=False: seen.append(texts)
+        TeacherDistillMarginLoss.from_recipe(tiny_model, rows, {"teacher": "a/teacher", "embedding_weight": 1.0,
+                                                                "embedding_columns": "all", "projection_sentences": 6})
+    finally:
+        TeacherDistillMarginLoss.fit_projection = original_fit
+    assert seen == [[lines[0], lines[10], lines[20], lines[1], lines[11], lines[21]]], "row by row, every column"
     with pytest.raises(ValueError, match="embedding_columns must be one of"):
         TeacherDistillMarginLoss(None, embedding_columns="negative")
     with pytest.raises(ValueError, match="embedding_weight"):
