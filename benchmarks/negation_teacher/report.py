@@ -58,20 +58,20 @@ LABELS = {
 }
 
 
+SEEDS = (42, 43)
+
+
 def run_entries() -> dict[str, dict]:
-    """Each result file of ``results/dev-100/`` by run name (``start``, or the variant's name)."""
-    entries = {}
-    for file in sorted(RUNS.glob("*.json")):
-        entry = generated.result(file.relative_to(BENCHMARKS).as_posix())
-        entries["start" if file.stem == "start" else entry["variant"]] = entry
-    return entries
+    """Each result file of ``results/dev-100/`` by its name (``start``, or ``<variant>-seed<seed>``)."""
+    return {file.stem: generated.result(file.relative_to(BENCHMARKS).as_posix()) for file in sorted(RUNS.glob("*.json"))}
 
 
 def gradient_share_table(entries: dict[str, dict]) -> list[str]:
     """Each loss part's mean share of the summed gradient norms over the run's measured steps (the trainer's
     ``grad_share/<part>`` logs), for the variants with a teacher term."""
     rows = {}
-    for name, entry in entries.items():
+    for name in ORDER:
+        entry = entries.get(f"{name}-seed42", {})
         logged = [h for h in entry.get("log_history", []) if "grad_share/teacher" in h]
         if logged:
             parts = [k.split("/", 1)[1] for k in logged[0] if k.startswith("grad_share/")]
@@ -103,8 +103,9 @@ def split_table() -> list[str]:
 
 def tables() -> dict[str, list[str]]:
     entries = run_entries()
-    runs = [(LABELS[name], f"{RUNS.relative_to(BENCHMARKS).as_posix()}/{name}-seed42.json")
-            for name in ORDER if name in entries]
+    runs = [(LABELS[name] + ("" if seed == 42 else f", seed {seed}"),
+             f"{RUNS.relative_to(BENCHMARKS).as_posix()}/{name}-seed{seed}.json")
+            for name in ORDER for seed in SEEDS if f"{name}-seed{seed}" in entries]
     dev = generated.dev_table(runs, DEV, start=f"{RUNS.relative_to(BENCHMARKS).as_posix()}/start.json",
                               head="variant (dev; all-MiniLM-L6-v2, 100 steps, seed 42)")
     return {"dev": dev, "gradient": gradient_share_table(entries), "split": split_table()}
