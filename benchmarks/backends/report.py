@@ -79,10 +79,7 @@ def plot(path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    status = generated.run(README, tables, argv, __doc__)
-    if status == 0 and not (argv and "--check" in argv):
-        plot(RESULTS / "backends.png")
-    return status
+    return generated.run(README, tables, argv, __doc__, plot=lambda: plot(RESULTS / "backends.png"))
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ when it is out of date) and to ``results/gpu.png``.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,10 +52,7 @@ def _default_embedded_columns(loss: str, columns: int) -> int:
     return columns + len(views.default)
 
 
-def step_table() -> list[str]:
-    result = _load("step_time.json")
-    if result is None:
-        return ["Not run yet."]
+def step_table(result: dict[str, Any]) -> list[str]:
     rows = result["rows"]
     batches = sorted({row["batch_size"] for row in rows})
     head = " | ".join(f"{precision} {batch}" for precision in result["precisions"] for batch in batches)
@@ -82,11 +80,8 @@ def step_table() -> list[str]:
     return lines
 
 
-def encoded_columns_table() -> list[str]:
+def encoded_columns_table(result: dict[str, Any]) -> list[str]:
     """Losses that embed more columns than their inputs (a second dropout view) against MNRL on as many columns."""
-    result = _load("step_time.json")
-    if result is None:
-        return ["Not run yet."]
     lines = ["| loss | inputs → embedded columns | precision | batch | ÷ MNRL on the inputs | ÷ MNRL on as many embedded columns |",
              "|---|---|---|---:|---:|---:|"]
     for row in result["rows"]:
@@ -103,10 +98,7 @@ def encoded_columns_table() -> list[str]:
     return lines
 
 
-def memory_table() -> list[str]:
-    result = _load("memory.json")
-    if result is None:
-        return ["Not run yet."]
+def memory_table(result: dict[str, Any]) -> list[str]:
     rows = result["rows"]
     batches = sorted({row["batch_size"] for row in rows})
     lines = [f"Peak allocated MiB (`torch.cuda.max_memory_allocated`, {result.get('precision', 'fp32')}, mini-batch "
@@ -125,11 +117,8 @@ def memory_table() -> list[str]:
     return lines
 
 
-def cached_step_table() -> list[str]:
+def cached_step_table(result: dict[str, Any]) -> list[str]:
     """Each Cached loss's mean step time in the memory stage, ÷ its uncached form's at the same batch."""
-    result = _load("memory.json")
-    if result is None:
-        return ["Not run yet."]
     rows = {(row["loss"], row["batch_size"]): row for row in result["rows"]}
     batches = sorted({batch for _, batch in rows})
     lines = [f"| Cached loss: step ÷ uncached | {' | '.join(str(batch) for batch in batches)} |",
@@ -159,8 +148,12 @@ def epoch_table() -> list[str]:
 
 
 def tables() -> dict[str, list[str]]:
-    return {"step_time": step_table(), "embedded_columns": encoded_columns_table(), "memory": memory_table(),
-            "cached_step": cached_step_table(),
+    def table(build: Callable[[dict[str, Any]], list[str]], name: str) -> list[str]:
+        result = _load(name)
+        return build(result) if result is not None else ["Not run yet."]
+
+    return {"step_time": table(step_table, "step_time.json"), "embedded_columns": table(encoded_columns_table, "step_time.json"),
+            "memory": table(memory_table, "memory.json"), "cached_step": table(cached_step_table, "memory.json"),
             "epoch": epoch_table()}
 
 
@@ -211,10 +204,7 @@ def plot(path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    status = generated.run(README, tables, argv, __doc__)
-    if status == 0 and not (argv and "--check" in argv):
-        plot(RESULTS / "gpu.png")
-    return status
+    return generated.run(README, tables, argv, __doc__, plot=lambda: plot(RESULTS / "gpu.png"))
 
 
 if __name__ == "__main__":

@@ -153,9 +153,11 @@ def render(readme: str, tables: Mapping[str, Sequence[str]]) -> str:
 
 
 def run(
-    readme: Path, tables: Callable[[], Mapping[str, Sequence[str]]], argv: list[str] | None, doc: str | None
+    readme: Path, tables: Callable[[], Mapping[str, Sequence[str]]], argv: list[str] | None, doc: str | None,
+    plot: Callable[[], None] | None = None,
 ) -> int:
-    """A ``report.py``'s command line: write the tables into ``readme``, or ``--check`` that they are current."""
+    """A ``report.py``'s command line: write the tables into ``readme`` (and draw ``plot``, when given), or
+    ``--check`` that they are current."""
     parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--check", action="store_true", help="exit 1 if the README's tables are not up to date"
@@ -170,4 +172,6 @@ def run(
         return 0
     if new != text:
         atomic_write_text(readme, new)
+    if plot is not None:
+        plot()
     return 0
