@@ -41,15 +41,10 @@ def _same_columns(rows: list[dict[str, Any]], precision: str, batch: int) -> dic
 
 def _default_embedded_columns(loss: str, columns: int) -> int:
     """For result files written before rows recorded it: the columns a loss embeds with its default arguments."""
-    import inspect
-
+    from benchmarks.gpu.run_gpu import embedded_columns
     from st_debias.recipes.losses import LOSSES
 
-    parameters = inspect.signature(LOSSES[loss].__init__).parameters
-    contrastive, views = parameters.get("contrastive"), parameters.get("dropout_columns")
-    if contrastive is None or views is None or contrastive.default != "dropout":
-        return columns
-    return columns + len(views.default)
+    return embedded_columns(LOSSES[loss](None), columns)
 
 
 def step_table(result: dict[str, Any]) -> list[str]:

@@ -188,9 +188,10 @@ def device_facts(device: str) -> dict[str, Any]:
 
 
 def embedded_columns(loss, columns: int) -> int:
-    """How many columns a loss embeds from ``columns`` inputs (a second dropout view adds one per viewed column)."""
-    views = getattr(loss, "dropout_columns", ()) if getattr(loss, "contrastive", None) == "dropout" else ()
-    return columns + len(views)
+    """How many columns ``loss`` embeds from ``columns`` inputs: its own ``input_columns`` where it has one
+    (MarginNegationLoss adds a second dropout view), else the inputs."""
+    select = getattr(loss, "input_columns", None)
+    return len(select([{} for _ in range(columns)])) if callable(select) else columns
 
 
 # -- stage (a): step time ------------------------------------------------------------------------------

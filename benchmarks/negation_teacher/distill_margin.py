@@ -37,7 +37,6 @@ The lab's entry points (``benchmarks/pyproject.toml``) add the class to the reci
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable
 from typing import Any
 
@@ -51,8 +50,6 @@ from st_debias import core
 from st_debias.data.negation.negator import negation_count
 from st_debias.losses import MarginNegationLoss
 from st_debias.losses.base import LossOutput, combine_parts
-
-logger = logging.getLogger(__name__)
 
 DISTILL = ("margin_mse", "kl_div", "margin_floor", "margin_floor_push")
 DISTILL_ROWS = ("all", "negated_anchor")
@@ -126,9 +123,6 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
     def from_recipe(cls, model: Any, rows: Any, params: dict[str, Any], guide: Any = None,
                     guide_mode: str = "precomputed", show_progress_bar: bool = True) -> tuple[TeacherDistillMarginLoss, Any]:
         """The loss, its projection fitted on the rows' texts when it distills embeddings; the rows unchanged."""
-        if "label" in rows.column_names:  # as build_loss does for a loss that reads no label column
-            logger.warning("TeacherDistillMarginLoss ignores per-row weights; dropping the label column.")
-            rows = rows.remove_columns("label")
         loss = cls(model, **params)
         if loss.embedding_weight > 0:
             columns = rows.column_names[:1 if loss.embedding_columns == "anchor" else STRUCTURE_COLUMNS]
@@ -193,7 +187,8 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
                     parts["teacher_embedding"] = student[0].sum() * 0.0
                 return combine_parts(parts, self.return_parts)
             student = [column[rows] for column in student]
-        anchor, positive, negative = core.at_least_float32(teacher.to(student[0].device)).chunk(STRUCTURE_COLUMNS)
+        targets = core.at_least_float32(teacher.to(student[0].device)).chunk(STRUCTURE_COLUMNS)
+        anchor, positive, negative = targets
         scores = (pairwise_cos_sim(anchor, positive), pairwise_cos_sim(anchor, negative))
         if self.distill == "kl_div":
             term = self._distill_loss.compute_loss_from_embeddings(student, torch.stack(scores, dim=1))
@@ -207,7 +202,6 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
             term = torch.relu(below).pow(2).mean()
         parts["teacher"] = self.teacher_weight * term
         if self.embedding_weight > 0:
-            targets = core.at_least_float32(teacher.to(student[0].device)).chunk(STRUCTURE_COLUMNS)
             parts["teacher_embedding"] = self.embedding_weight * self.embedding_term(student, list(targets))
         return combine_parts(parts, self.return_parts)
 

@@ -219,13 +219,11 @@ def test_embedding_term_matches_the_float64_reference_and_passes_gradcheck(colum
 def test_from_recipe_fits_the_projection_on_the_rows_texts(tiny_model, tiny_model_other, shared_data) -> None:
     """On real corpus sentences: fewer distinct texts than the student's width, so the least-squares map, fitted on the
     text the student's tokens decode to (as the teacher sees it in training) row by row through the three columns,
-    reproduces the teacher's embeddings of exactly those texts, and the term on them (dropout off) is zero; a label
-    column is dropped."""
+    reproduces the teacher's embeddings of exactly those texts, and the term on them (dropout off) is zero."""
     from datasets import Dataset
 
     lines = (shared_data / "corpus" / "wiki_sentences.txt").read_text(encoding="utf-8").splitlines()[:30]
-    rows = Dataset.from_dict({"anchor": lines[:10], "positive": lines[10:20], "negative": lines[20:],
-                              "label": [1.0] * 10})
+    rows = Dataset.from_dict({"anchor": lines[:10], "positive": lines[10:20], "negative": lines[20:]})
     original = TeacherDistillMarginLoss.teacher
     try:
         TeacherDistillMarginLoss.teacher = property(lambda self: tiny_model_other)
@@ -238,7 +236,7 @@ def test_from_recipe_fits_the_projection_on_the_rows_texts(tiny_model, tiny_mode
         teacher = torch.cat([tiny_model_other.encode(texts, convert_to_tensor=True) for texts in decoded.values()])
     finally:
         TeacherDistillMarginLoss.teacher = original
-    assert same.column_names == ["anchor", "positive", "negative"] and loss.projection[0].shape == (teacher.shape[1], student[0].shape[1])
+    assert same is rows and loss.projection[0].shape == (teacher.shape[1], student[0].shape[1])
     assert loss.embedding_term(student, list(teacher.chunk(3))).item() < 1e-8
     assert TeacherDistillMarginLoss(None).embedding_weight == 0.0 and "embedding_weight" not in \
         TeacherDistillMarginLoss(None).get_config_dict()
