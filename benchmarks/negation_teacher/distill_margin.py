@@ -29,7 +29,10 @@ then moves only where the best linear image of it still misses the teacher.
 s is the student's cosine (dropout on), t the teacher's, on every row of the batch (the minimal pairs and the
 negation-meaning rows, where the teacher knows which words are opposites), or with ``distill_rows:
 negated_anchor`` only on the rows whose anchor holds a negation and whose positive does not while their negative
-does: the negation-meaning rows ("X is not A", "X is B", "X is not B"), leaving the minimal pairs to the margin. The teacher embeds the text the
+does: the negation-meaning rows ("X is not A", "X is B", "X is not B"), leaving the minimal pairs to the margin. With
+``distill_rows: negation`` on those rows and on the minimal pairs whose negative adds or removes a negation (the
+negation edits), and with ``no_negation`` on every other row (the antonym, argument, phrase, number and co-hyponym
+edits): the two halves of ``all``. The teacher embeds the text the
 student's token ids decode to, once per text (``TeacherStructureMarginLoss.teacher_embeddings``).
 
 The lab's entry points (``benchmarks/pyproject.toml``) add the class to the recipe loss registry.
@@ -52,8 +55,20 @@ from st_debias.losses import MarginNegationLoss
 from st_debias.losses.base import LossOutput, combine_parts
 
 DISTILL = ("margin_mse", "kl_div", "margin_floor", "margin_floor_push")
-DISTILL_ROWS = ("all", "negated_anchor")
+DISTILL_ROWS = ("all", "negated_anchor", "negation", "no_negation")
 EMBEDDING_COLUMNS = ("anchor", "all")
+
+
+def distilled_row(anchor: str, positive: str, negative: str, rule: str) -> bool:
+    """Whether ``distill_rows: rule`` distills the row (module docstring): ``negated_anchor`` — a negation-meaning
+    row (negated anchor and negative, affirmative positive); ``negation`` — one of those or a negation edit (the
+    negative's count of negation words differs from the anchor's); ``no_negation`` — every other row."""
+    counts = negation_count(anchor), negation_count(positive), negation_count(negative)
+    meaning = bool(counts[0]) and not counts[1] and bool(counts[2])
+    if rule == "negated_anchor":
+        return meaning
+    negation = meaning or counts[0] != counts[2]
+    return negation if rule == "negation" else not negation
 
 
 class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
@@ -84,7 +99,7 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
         Args:
             distill: ``"margin_mse"``, ``"kl_div"``, ``"margin_floor"`` or ``"margin_floor_push"`` (module docstring).
             temperature: τ of ``kl_div`` for both models' cosines.
-            distill_rows: ``"all"`` or ``"negated_anchor"`` (module docstring).
+            distill_rows: ``"all"``, ``"negated_anchor"``, ``"negation"`` or ``"no_negation"`` (module docstring).
             embedding_weight: w_e ≥ 0 of the embedding term (module docstring); 0 adds none.
             embedding_columns: ``"anchor"`` or ``"all"``: the columns whose embeddings are distilled.
             projection_sentences: how many of the rows' distinct texts the projection is fitted on.
@@ -157,11 +172,9 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
         columns = [self.decoded_texts(column) for column in features[:STRUCTURE_COLUMNS]]
         embeddings = self.embed(self.input_columns(features))
         rows = None
-        if self.distill_rows == "negated_anchor":
-            rows = torch.tensor([
-                bool(negation_count(a)) and not negation_count(p) and bool(negation_count(n))
-                for a, p, n in zip(*columns, strict=True)
-            ], device=embeddings[0].device)
+        if self.distill_rows != "all":
+            rows = torch.tensor([distilled_row(a, p, n, self.distill_rows) for a, p, n in zip(*columns, strict=True)],
+                                device=embeddings[0].device)
             columns = [[text for text, kept in zip(column, rows.tolist(), strict=True) if kept] for column in columns]
         # The teacher embeds only the rows it is distilled on.
         texts = [text for column in columns for text in column]

@@ -166,6 +166,26 @@ def test_negated_anchor_rows_are_the_negation_meaning_rows(tiny_model, tiny_mode
     assert parts["teacher"].item() >= 0.0
 
 
+def test_negation_rows_and_the_rest_split_every_row_in_two() -> None:
+    """``negation`` takes the negation-meaning rows and the negation edits, ``no_negation`` the other edits; each
+    row is in exactly one of the two."""
+    from benchmarks.negation_teacher.distill_margin import distilled_row
+    from st_debias.recipes.mix_sources import meaning_rows
+
+    quadruple = ("The house is large.", "The house is not large.", "The house is small.", "The house is not small.")
+    rows = [
+        *meaning_rows([quadruple]),
+        ("The house is large.", "The house is big.", "The house is not large."),  # a negation edit
+        ("He never sleeps.", "He does not ever sleep.", "He sleeps."),  # a negation removed
+        ("The house is large.", "The house is big.", "The house is small."),  # an antonym edit
+        ("No one came to the two parties.", "Nobody came to the two parties.", "No one came to the three parties."),
+    ]
+    negation = [distilled_row(*row, "negation") for row in rows]
+    assert negation == [True, True, True, True, False, False]
+    assert [distilled_row(*row, "no_negation") for row in rows] == [not kept for kept in negation]
+    assert [distilled_row(*row, "negated_anchor") for row in rows] == [True, True, False, False, False, False]
+
+
 def test_bad_settings_are_refused_and_a_recipe_can_name_it(tiny_model) -> None:
     with pytest.raises(ValueError, match="distill must be one of"):
         TeacherDistillMarginLoss(None, distill="mse")
