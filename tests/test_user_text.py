@@ -115,3 +115,18 @@ def test_gpu_speed_and_memory_table_in_the_loss_docs_is_the_benchmarks() -> None
         for batch, stated in zip((512, 4096, 8192), peaks, strict=True):
             peak = next(r["peak_mib"] for r in memory if r["loss"] == f"Cached{loss}" and r["batch_size"] == batch)
             assert int(stated.replace(",", "")) == round(peak), (loss, batch)
+
+
+def test_one_epoch_figures_in_the_decisions_page_are_the_gpu_results() -> None:
+    """The decisions page's one-epoch paragraph quotes only figures of the GPU study's epoch table, which
+    ``benchmarks/gpu/report.py`` builds from the committed result files."""
+    from benchmarks.gpu.report import epoch_table
+
+    table = "\n".join(epoch_table())
+    page = (ROOT / "docs" / "decisions.md").read_text(encoding="utf-8")
+    paragraph = page[page.index("At the papers' budget of one epoch"):]
+    paragraph = paragraph[:paragraph.index("\n\n")]
+    figures = set(re.findall(r"\b\d+\.\d+\b", paragraph))
+    assert len(figures) >= 10, figures
+    missing = {figure for figure in figures if not re.search(rf"(?<![\d.]){re.escape(figure)}(?![\d])", table)}
+    assert not missing, f"figures in docs/decisions.md not in the epoch table: {sorted(missing)}"

@@ -128,17 +128,52 @@ def cached_step_table(result: dict[str, Any]) -> list[str]:
     return lines
 
 
+EPOCH_COLUMNS = (  # (header, metric of compare.py's score_metrics/bias_metrics, +1 higher is better / -1 lower)
+    ("STS-7", "STS-7 avg", 1), ("SICK-R", "SICK-R", 1), ("STS-B Cont", "STS-B Cont", 1), ("STS-B Oppn", "STS-B Oppn", 1),
+    ("Oppn STS13", "STS13 Oppn", 1), ("Oppn STS14", "STS14 Oppn", 1), ("Oppn STS15", "STS15 Oppn", 1),
+    ("Oppn STS16", "STS16 Oppn", 1), ("CANNOT ↓", "CANNOT neg. cosine", -1), ("word order ↓", "word-order cosine", -1),
+    ("(i) ↑", "neg. meaning (i) ↑", 1), ("(ii) ↑", "neg. meaning (ii) ↑", 1),
+    ("(iii) ↓", "neg. meaning (iii) polarity cluster ↓", -1),
+)
+
+
 def epoch_table() -> list[str]:
+    """The start model and each one-epoch run on every measured axis (bold: worse than the start model), with the
+    checkpoint kept and its STS-B dev score."""
+    from benchmarks.compare.compare import bias_metrics, score_metrics
+
     files = sorted((RESULTS / "epoch").glob("*.json")) if (RESULTS / "epoch").is_dir() else []
     if not files:
         return ["Not run yet."]
-    lines = ["| run | steps | train s | STS-7 before → after | STS-B dev best (step) | device |", "|---|---:|---:|---|---|---|"]
-    for file in files:
-        run = json.loads(file.read_text(encoding="utf-8"))
-        before, after = run["before"]["sts7_average"], run["after"]["sts7_average"]
-        best = run.get("selection", {})
-        lines.append(f"| {file.stem} | {run['budget']['steps']} | {run['wall_s']:.0f} | {before:.2f} → {after:.2f} | "
-                     f"{best.get('best_score', float('nan')):.2f} ({best.get('best_step', '–')}) | {run['device_name']} |")
+    runs = [json.loads(file.read_text(encoding="utf-8")) for file in files]
+
+    def metrics(result: dict[str, Any]) -> dict[str, float | None]:
+        return {**score_metrics({"after": result}), **bias_metrics({"after": result})}
+
+    start = metrics(runs[0]["before"])
+    header = ["run", "steps", "train s", "kept (STS-B dev)", *(title for title, _, _ in EPOCH_COLUMNS)]
+    lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
+
+    def cells(values: dict[str, float | None], compare: bool) -> list[str]:
+        out = []
+        for _, key, sign in EPOCH_COLUMNS:
+            value = values.get(key)
+            text = "–" if value is None else (f"{value:.3f}" if abs(value) < 1.5 else f"{value:.2f}")
+            worse = compare and value is not None and start.get(key) is not None and sign * (value - start[key]) < 0
+            out.append(f"**{text}**" if worse else text)
+        return out
+
+    score = runs[0]["selection"]["start_score"] * 100
+    lines.append(f"| start ({runs[0]['before']['model'].removesuffix(' (start)')}) | – | – | {score:.2f} | "
+                 + " | ".join(cells(start, False)) + " |")
+    for file, run in zip(files, runs, strict=True):
+        selection = run["selection"]
+        kept = selection["kept"].rsplit("-", 1)[-1]
+        kept_score = next(entry["eval_sts-dev_spearman_cosine"] for entry in run["log_history"]
+                          if entry.get("step") == int(kept) and "eval_sts-dev_spearman_cosine" in entry) * 100
+        train = next(entry["train_runtime"] for entry in run["log_history"] if "train_runtime" in entry)
+        lines.append(f"| {file.stem} | {run['budget']['steps']:,} | {train:.0f} | step {kept} ({kept_score:.2f}) | "
+                     + " | ".join(cells(metrics(run["after"]), True)) + " |")
     return lines
 
 
