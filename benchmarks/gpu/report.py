@@ -1,7 +1,7 @@
 """The GPU study's tables and plot, from its result files (``results/step_time.json``, ``results/memory.json``,
 ``results/epoch/*.json``): each loss's step time against MultipleNegativesRankingLoss on the same columns, each
 Cached loss's peak memory from batch 512 up, and the one-epoch runs. Written into the README (``--check``: exit 1
-when it is out of date) and to ``results/gpu.png``.
+when it is out of date) and to ``results/gpu.png`` and ``results/epoch.png``.
 
     python benchmarks/gpu/report.py
 """
@@ -233,8 +233,49 @@ def plot(path: Path) -> None:
     plt.close(fig)
 
 
+def plot_epoch(path: Path) -> None:
+    """Each one-epoch run's change from the start model on every axis of the epoch table, signed so that up is
+    better: Spearman points on the left, the probes' cosines and shares on the right."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from benchmarks.compare.compare import bias_metrics, score_metrics
+
+    files = sorted((RESULTS / "epoch").glob("*.json")) if (RESULTS / "epoch").is_dir() else []
+    if not files:
+        return
+    runs = {file.stem: json.loads(file.read_text(encoding="utf-8")) for file in files}
+    start_result = next(iter(runs.values()))["before"]
+    start = {**score_metrics({"after": start_result}), **bias_metrics({"after": start_result})}
+    panels = (EPOCH_COLUMNS[:8], EPOCH_COLUMNS[8:])
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.4), gridspec_kw={"width_ratios": [8, 5]})
+    width = 0.8 / len(runs)
+    for axis, columns, unit in zip(axes, panels, ("Spearman ×100", "cosine or share"), strict=True):
+        for index, (name, run) in enumerate(runs.items()):
+            values = {**score_metrics({"after": run["after"]}), **bias_metrics({"after": run["after"]})}
+            changes = [sign * (values[key] - start[key]) for _, key, sign in columns]
+            axis.bar([x + index * width for x in range(len(columns))], changes, width, label=name, color=f"C{index}")
+        axis.axhline(0.0, color="black", linewidth=0.8)
+        axis.set_xticks([x + width * (len(runs) - 1) / 2 for x in range(len(columns))],
+                        [title for title, _, _ in columns], fontsize=8, rotation=30, ha="right")
+        axis.set_ylabel(f"change ({unit}), up = better", fontsize=8)
+    axes[0].set_title("STS and the Oppn splits (test sets)", fontsize=9)
+    axes[1].set_title("Bias probes (sign flipped where lower is better)", fontsize=9)
+    axes[0].legend(fontsize=8)
+    fig.suptitle("One epoch from all-MiniLM-L6-v2 (3,125 steps of 64, seed 42): change from the start model", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def main(argv: list[str] | None = None) -> int:
-    return generated.run(README, tables, argv, __doc__, plot=lambda: plot(RESULTS / "gpu.png"))
+    def plots() -> None:
+        plot(RESULTS / "gpu.png")
+        plot_epoch(RESULTS / "epoch.png")
+
+    return generated.run(README, tables, argv, __doc__, plot=plots)
 
 
 if __name__ == "__main__":
