@@ -32,7 +32,9 @@ negated_anchor`` only on the rows whose anchor holds a negation and whose positi
 does: the negation-meaning rows ("X is not A", "X is B", "X is not B"), leaving the minimal pairs to the margin. With
 ``distill_rows: negation`` on those rows and on the minimal pairs whose negative adds or removes a negation (the
 negation edits), and with ``no_negation`` on every other row (the antonym, argument, phrase, number and co-hyponym
-edits): the two halves of ``all``. The teacher embeds the text the
+edits): the two halves of ``all``. ``group_weights`` weighs the floor per row group instead (meaning rows,
+negation edits, other edits), summed over the batch's rows, so each group keeps the every-row floor's push per row
+at weight 1 and takes none at 0. The teacher embeds the text the
 student's token ids decode to, once per text (``TeacherStructureMarginLoss.teacher_embeddings``).
 
 The lab's entry points (``benchmarks/pyproject.toml``) add the class to the recipe loss registry.
@@ -59,16 +61,24 @@ DISTILL_ROWS = ("all", "negated_anchor", "negation", "no_negation")
 EMBEDDING_COLUMNS = ("anchor", "all")
 
 
-def distilled_row(anchor: str, positive: str, negative: str, rule: str) -> bool:
-    """Whether ``distill_rows: rule`` distills the row (module docstring): ``negated_anchor`` — a negation-meaning
-    row (negated anchor and negative, affirmative positive); ``negation`` — one of those or a negation edit (the
-    negative's count of negation words differs from the anchor's); ``no_negation`` — every other row."""
+ROW_GROUPS = ("meaning", "negation_edit", "other")
+
+
+def row_group(anchor: str, positive: str, negative: str) -> str:
+    """A row's group: ``meaning`` — a negation-meaning row (negated anchor and negative, affirmative positive);
+    ``negation_edit`` — a minimal pair whose negative's count of negation words differs from the anchor's;
+    ``other`` — every other row (the antonym, argument, phrase, number and co-hyponym edits)."""
     counts = negation_count(anchor), negation_count(positive), negation_count(negative)
-    meaning = bool(counts[0]) and not counts[1] and bool(counts[2])
-    if rule == "negated_anchor":
-        return meaning
-    negation = meaning or counts[0] != counts[2]
-    return negation if rule == "negation" else not negation
+    if counts[0] and not counts[1] and counts[2]:
+        return "meaning"
+    return "negation_edit" if counts[0] != counts[2] else "other"
+
+
+def distilled_row(anchor: str, positive: str, negative: str, rule: str) -> bool:
+    """Whether ``distill_rows: rule`` distills the row (module docstring): ``negated_anchor`` — a ``meaning`` row;
+    ``negation`` — a ``meaning`` or ``negation_edit`` row; ``no_negation`` — an ``other`` row (:func:`row_group`)."""
+    group = row_group(anchor, positive, negative)
+    return {"negated_anchor": group == "meaning", "negation": group != "other", "no_negation": group == "other"}[rule]
 
 
 class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
@@ -93,6 +103,7 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
         embedding_weight: float = 0.0,
         embedding_columns: str = "anchor",
         projection_sentences: int = 4096,
+        group_weights: dict[str, float] | None = None,
     ) -> None:
         """``MarginNegationLoss``'s arguments, the teacher's (``TeacherStructureMarginLoss``), and:
 
@@ -103,10 +114,15 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
             embedding_weight: w_e ≥ 0 of the embedding term (module docstring); 0 adds none.
             embedding_columns: ``"anchor"`` or ``"all"``: the columns whose embeddings are distilled.
             projection_sentences: how many of the rows' distinct texts the projection is fitted on.
+            group_weights: a floor's weight per row group (:func:`row_group`), a factor of ``teacher_weight``; a
+                group left out weighs 1. The term is then w · Σ_i g_i · max(0, …)² / B over the batch's B rows, so
+                ``{meaning: 1, negation_edit: 1, other: 1}`` is the every-row floor and a group at 0 takes no push.
 
         Raises:
             ValueError: an unknown ``distill``, ``distill_rows`` or ``embedding_columns``, a non-positive
-                ``temperature``, a negative ``embedding_weight``, or ``projection_sentences`` under 2.
+                ``temperature``, a negative ``embedding_weight``, or ``projection_sentences`` under 2;
+                ``group_weights`` with an unknown group, a negative weight, or beside a form other than the floor,
+                another ``distill_rows`` than ``all`` or the embedding term.
         """
         super().__init__(model, teacher=teacher, teacher_weight=teacher_weight, teacher_max_seq_length=teacher_max_seq_length,
                          teacher_pairs="rows", alpha=alpha, beta=beta, margin_weight=margin_weight, scale=scale,
@@ -122,6 +138,16 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
                              f"got {embedding_columns!r}.")
         if int(projection_sentences) < 2:
             raise ValueError(f"TeacherDistillMarginLoss: projection_sentences must be at least 2, got {projection_sentences}.")
+        if group_weights is not None:
+            unknown = sorted(set(group_weights) - set(ROW_GROUPS))
+            if unknown:
+                raise ValueError(f"TeacherDistillMarginLoss: group_weights: unknown groups {unknown}; choose from {ROW_GROUPS}.")
+            for group, weight in group_weights.items():
+                core.check_non_negative(weight, f"group_weights.{group}", "TeacherDistillMarginLoss")
+            if not distill.startswith("margin_floor") or distill_rows != "all" or embedding_weight:
+                raise ValueError("TeacherDistillMarginLoss: group_weights weighs the floor (margin_floor or "
+                                 "margin_floor_push) over every row, without the embedding term.")
+        self.group_weights = None if group_weights is None else {g: float(w) for g, w in group_weights.items()}
         self.embedding_weight = float(embedding_weight)
         self.embedding_columns = embedding_columns
         self.projection_sentences = int(projection_sentences)
@@ -171,28 +197,36 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
         features = list(sentence_features)
         columns = [self.decoded_texts(column) for column in features[:STRUCTURE_COLUMNS]]
         embeddings = self.embed(self.input_columns(features))
-        rows = None
-        if self.distill_rows != "all":
+        rows = weights = None
+        if self.group_weights is not None:
+            weights = torch.tensor([self.group_weights.get(row_group(*row), 1.0) for row in zip(*columns, strict=True)],
+                                   device=embeddings[0].device)
+            rows = weights > 0
+            weights = weights[rows]
+        elif self.distill_rows != "all":
             rows = torch.tensor([distilled_row(a, p, n, self.distill_rows) for a, p, n in zip(*columns, strict=True)],
                                 device=embeddings[0].device)
+        if rows is not None:
             columns = [[text for text, kept in zip(column, rows.tolist(), strict=True) if kept] for column in columns]
         # The teacher embeds only the rows it is distilled on.
         texts = [text for column in columns for text in column]
         teacher = self.teacher_embeddings(texts) if texts else embeddings[0].new_zeros(0, 1)
-        return self.compute_loss_from_embeddings(embeddings, labels, teacher=teacher, rows=rows)
+        return self.compute_loss_from_embeddings(embeddings, labels, teacher=teacher, rows=rows, row_weights=weights)
 
     def compute_loss_from_embeddings(
         self, embeddings: list[Tensor], labels: Tensor | None = None, teacher: Tensor | None = None,
-        rows: Tensor | None = None,
+        rows: Tensor | None = None, row_weights: Tensor | None = None,
     ) -> LossOutput:
         """``MarginNegationLoss``'s parts plus ``teacher``, the distillation term on the rows where ``rows`` (a boolean
         mask) is true, every row when None, 0 when none is. ``teacher``: the teacher's embeddings of those rows'
-        anchor, positive and negative columns, stacked in that order."""
+        anchor, positive and negative columns, stacked in that order. ``row_weights`` (the floor only): each
+        selected row's weight; the floor is then their weighted sum over the whole batch's row count."""
         if teacher is None:
             raise ValueError("TeacherDistillMarginLoss.compute_loss_from_embeddings needs teacher= embeddings.")
         output = MarginNegationLoss.compute_loss_from_embeddings(self, embeddings, labels)
         parts = dict(output) if isinstance(output, dict) else {"MarginNegationLoss": output}
         student = [core.at_least_float32(e) for e in embeddings[:STRUCTURE_COLUMNS]]
+        batch_rows = student[0].shape[0]
         if rows is not None:
             if not bool(rows.any()):
                 parts["teacher"] = student[0].sum() * 0.0
@@ -212,7 +246,8 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
             if self.distill == "margin_floor_push":
                 positive = positive.detach()
             below = (scores[0] - scores[1]) - (positive - pairwise_cos_sim(student[0], student[2]))
-            term = torch.relu(below).pow(2).mean()
+            squared = torch.relu(below).pow(2)
+            term = squared.mean() if row_weights is None else (row_weights.to(squared.dtype) * squared).sum() / batch_rows
         parts["teacher"] = self.teacher_weight * term
         if self.embedding_weight > 0:
             parts["teacher_embedding"] = self.embedding_weight * self.embedding_term(student, list(targets))
@@ -221,6 +256,8 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
     def get_config_dict(self) -> dict[str, Any]:
         config = {**super().get_config_dict(), "distill": self.distill, "temperature": self.distill_temperature,
                   "distill_rows": self.distill_rows}
+        if self.group_weights is not None:
+            config["group_weights"] = dict(self.group_weights)
         if self.embedding_weight > 0:
             config |= {"embedding_weight": self.embedding_weight, "embedding_columns": self.embedding_columns,
                        "projection_sentences": self.projection_sentences}

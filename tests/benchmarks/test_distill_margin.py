@@ -151,9 +151,9 @@ def test_negated_anchor_rows_are_the_negation_meaning_rows(tiny_model, tiny_mode
     seen: list[torch.Tensor | None] = []
     original = loss.compute_loss_from_embeddings
 
-    def recording(embeddings, labels=None, teacher=None, rows=None):
+    def recording(embeddings, labels=None, teacher=None, rows=None, row_weights=None):
         seen.append(rows)
-        return original(embeddings, labels, teacher=teacher, rows=rows)
+        return original(embeddings, labels, teacher=teacher, rows=rows, row_weights=row_weights)
 
     loss.compute_loss_from_embeddings = recording
     embedded: list[list[str]] = []
@@ -184,6 +184,59 @@ def test_negation_rows_and_the_rest_split_every_row_in_two() -> None:
     assert negation == [True, True, True, True, False, False]
     assert [distilled_row(*row, "no_negation") for row in rows] == [not kept for kept in negation]
     assert [distilled_row(*row, "negated_anchor") for row in rows] == [True, True, False, False, False, False]
+
+
+def test_group_weights_weigh_the_floor_per_row_over_the_whole_batch() -> None:
+    """The weighted floor against a float64 reference, Σ_i g_i · max(0, t-margin − s-margin)² / B, with gradcheck;
+    all weights 1 is the every-row floor."""
+    generator = torch.Generator().manual_seed(3)
+    columns = [torch.randn(5, 6, generator=generator, dtype=torch.float64, requires_grad=True) for _ in range(4)]
+    teacher = torch.randn(15, 8, generator=generator, dtype=torch.float64)
+    loss = TeacherDistillMarginLoss(None, teacher_weight=1.0, distill="margin_floor", group_weights={"negation_edit": 0})
+    weights = torch.tensor([1.0, 0.0, 2.0, 1.0, 0.5], dtype=torch.float64)
+    rows = weights > 0
+    kept_teacher = torch.cat([c[rows] for c in teacher.chunk(3)])
+
+    def term(*cols: torch.Tensor) -> torch.Tensor:
+        return loss.compute_loss_from_embeddings(list(cols), teacher=kept_teacher, rows=rows,
+                                                 row_weights=weights[rows])["teacher"]
+
+    s = [c.detach().double().tolist() for c in columns[:3]]
+    t = [c.double().tolist() for c in teacher.chunk(3)]
+    expected = sum(float(weights[i]) * max(0.0, (lambda a, b: a - b)(*_scores(t, i)) - (lambda a, b: a - b)(*_scores(s, i))) ** 2
+                   for i in range(5)) / 5
+    assert term(*columns).item() == pytest.approx(expected, rel=1e-9)
+    assert torch.autograd.gradcheck(term, tuple(columns))
+    every = loss.compute_loss_from_embeddings(columns, teacher=teacher, rows=torch.ones(5, dtype=torch.bool),
+                                              row_weights=torch.ones(5, dtype=torch.float64))["teacher"]
+    assert every.item() == pytest.approx(margin_floor_reference(columns[:3], teacher), rel=1e-9)
+
+
+def test_group_weights_select_rows_by_group_and_refuse_what_they_cannot_weigh(tiny_model, tiny_model_other) -> None:
+    from benchmarks.negation_teacher.distill_margin import row_group
+    from st_debias.recipes.mix_sources import meaning_rows
+
+    quadruple = ("The house is large.", "The house is not large.", "The house is small.", "The house is not small.")
+    rows = [*meaning_rows([quadruple]), ("The house is large.", "The house is big.", "The house is not large."),
+            ("The house is large.", "The house is big.", "The house is small.")]
+    assert [row_group(*row) for row in rows] == ["meaning", "meaning", "negation_edit", "other"]
+    loss = TeacherDistillMarginLoss(tiny_model, teacher="unused: set below", distill="margin_floor",
+                                    group_weights={"meaning": 2.0, "negation_edit": 0.0})
+    loss._teacher.append(tiny_model_other)
+    seen = []
+    original = loss.compute_loss_from_embeddings
+    loss.compute_loss_from_embeddings = lambda *a, **k: seen.append(k) or original(*a, **k)
+    loss([tiny_model.tokenize([row[i] for row in rows]) for i in range(3)])
+    assert seen[0]["rows"].tolist() == [True, True, False, True]
+    assert seen[0]["row_weights"].tolist() == [2.0, 2.0, 1.0]
+    assert loss.get_config_dict()["group_weights"] == {"meaning": 2.0, "negation_edit": 0.0}
+    for bad, match in (({"group_weights": {"paraphrase": 1}}, "unknown groups"),
+                       ({"group_weights": {"meaning": -1}}, "group_weights.meaning"),
+                       ({"group_weights": {"meaning": 1}, "distill": "margin_mse"}, "weighs the floor"),
+                       ({"group_weights": {"meaning": 1}, "distill": "margin_floor", "distill_rows": "negation"},
+                        "weighs the floor")):
+        with pytest.raises(ValueError, match=match):
+            TeacherDistillMarginLoss(None, **{"distill": "margin_floor", **bad})
 
 
 def test_bad_settings_are_refused_and_a_recipe_can_name_it(tiny_model) -> None:
