@@ -34,6 +34,7 @@ ORDER = ("v6-halfpairs", "v6-halfpairs-marginmse", "v6-halfpairs-marginmse-meani
          "v6-halfpairs-marginfloor-pres03", "v6-halfpairs-marginfloor-pres1",
          "v6-halfpairs-marginfloor-embed-anchor", "v6-halfpairs-marginfloor-embed-all",
          "v6-halfpairs-marginfloor-negation", "v6-halfpairs-marginfloor-nonegation", "v6-halfpairs-marginfloor-nonegedit",
+         "v6-halfpairs-marginfloor-negedit03",
          "v6-wordnet-half", "v6-wordnet-half-marginmse", "v6-wordnet-half-marginfloor",
          "plain-distill-mse", "plain-distill-mse-fitted")
 LABELS = {
@@ -53,6 +54,7 @@ LABELS = {
     "v6-halfpairs-marginfloor-embed-all": "+ the floor, every row, with the teacher's embeddings of all three columns (fitted projection, 30)",
     "v6-halfpairs-marginfloor-negation": "+ the floor on the negation rows only (meaning rows and negation edits), weight 0.047",
     "v6-halfpairs-marginfloor-nonegation": "+ the floor on the other edits only, weight 0.053",
+    "v6-halfpairs-marginfloor-negedit03": "+ the floor, 0.1 per row, 0.03 on the negation edits",
     "v6-halfpairs-marginfloor-nonegedit": "+ the floor on the meaning rows and the other edits, none on the negation edits (0.1 per row)",
     "v6-halfpairs-marginfloorpush-meaning-w002": "+ the floor pushing negatives only, negation-meaning rows only, weight 0.02",
     "v6-wordnet-half-marginmse": "WordNet pairs + teacher MarginMSE, every row",
