@@ -150,6 +150,8 @@ def epoch_table() -> list[str]:
     def metrics(result: dict[str, Any]) -> dict[str, float | None]:
         return {**score_metrics({"after": result}), **bias_metrics({"after": result})}
 
+    if len({run["before"]["fingerprint"] for run in runs}) > 1:
+        raise ValueError("the epoch runs' start models differ (before.fingerprint): one start row cannot stand for them")
     start = metrics(runs[0]["before"])
     header = ["run", "steps", "train s", "kept (STS-B dev)", *(title for title, _, _ in EPOCH_COLUMNS)]
     lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
@@ -167,12 +169,16 @@ def epoch_table() -> list[str]:
     lines.append(f"| start ({runs[0]['before']['model'].removesuffix(' (start)')}) | – | – | {score:.2f} | "
                  + " | ".join(cells(start, False)) + " |")
     for file, run in zip(files, runs, strict=True):
-        selection = run["selection"]
-        kept = selection["kept"].rsplit("-", 1)[-1]
-        kept_score = next(entry["eval_sts-dev_spearman_cosine"] for entry in run["log_history"]
-                          if entry.get("step") == int(kept) and "eval_sts-dev_spearman_cosine" in entry) * 100
-        train = next(entry["train_runtime"] for entry in run["log_history"] if "train_runtime" in entry)
-        lines.append(f"| {file.stem} | {run['budget']['steps']:,} | {train:.0f} | step {kept} ({kept_score:.2f}) | "
+        kept = run["selection"]["kept"]
+        scores = {entry.get("step"): entry["eval_sts-dev_spearman_cosine"] * 100 for entry in run["log_history"]
+                  if "eval_sts-dev_spearman_cosine" in entry}
+        if kept == "start":
+            kept_cell = f"start ({score:.2f})"
+        else:
+            step = int(kept.rsplit("-", 1)[-1])
+            kept_cell = f"step {step} ({scores[step]:.2f})" if step in scores else f"step {step}"
+        train = next((entry["train_runtime"] for entry in run["log_history"] if "train_runtime" in entry), None)
+        lines.append(f"| {file.stem} | {run['budget']['steps']:,} | {'–' if train is None else f'{train:.0f}'} | {kept_cell} | "
                      + " | ".join(cells(metrics(run["after"]), True)) + " |")
     return lines
 
@@ -255,7 +261,8 @@ def plot_epoch(path: Path) -> None:
     for axis, columns, unit in zip(axes, panels, ("Spearman ×100", "cosine or share"), strict=True):
         for index, (name, run) in enumerate(runs.items()):
             values = {**score_metrics({"after": run["after"]}), **bias_metrics({"after": run["after"]})}
-            changes = [sign * (values[key] - start[key]) for _, key, sign in columns]
+            changes = [0.0 if values.get(key) is None or start.get(key) is None else sign * (values[key] - start[key])
+                       for _, key, sign in columns]  # an axis not measured draws no bar
             axis.bar([x + index * width for x in range(len(columns))], changes, width, label=name, color=f"C{index}")
         axis.axhline(0.0, color="black", linewidth=0.8)
         axis.set_xticks([x + width * (len(runs) - 1) / 2 for x in range(len(columns))],

@@ -36,7 +36,13 @@ from st_debias.losses.margin_negation import Contrastive
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
-_CONTRACTION = re.compile(r"n ' t\b")
+_CONTRACTION = re.compile(r"n\s*'\s*t\b")
+
+
+def rejoin_contractions(text: str) -> str:
+    """``text`` as written where a tokenizer's decoding split its contractions ("doesn ' t" → "doesn't"), so that
+    ``negation_count`` sees them."""
+    return _CONTRACTION.sub("n't", text)
 
 
 def is_meaning_row(anchor: str, paraphrase: str, negation: str) -> bool:
@@ -85,7 +91,7 @@ class MeaningWeightedMarginLoss(MarginNegationLoss):
         decode = self.model.tokenizer.batch_decode
         # WordPiece decodes "isn't" as "isn ' t"; negation_count reads the contraction whole.
         texts = [
-            [_CONTRACTION.sub("n't", text) for text in decode(column["input_ids"], skip_special_tokens=True)]
+            [rejoin_contractions(text) for text in decode(column["input_ids"], skip_special_tokens=True)]
             for column in features[:3]
         ]
         weights = torch.tensor(row_weights(zip(*texts, strict=True), self.meaning_weight))

@@ -50,6 +50,7 @@ from sentence_transformers.sentence_transformer.losses import DistillKLDivLoss, 
 from sentence_transformers.util import pairwise_cos_sim
 from torch import Tensor
 
+from benchmarks.negation_meaning.meaning_weight import rejoin_contractions
 from benchmarks.teachers_preservation.teacher_structure import STRUCTURE_COLUMNS, TeacherStructureMarginLoss
 from st_debias import core
 from st_debias.data.negation.negator import negation_count
@@ -65,10 +66,13 @@ ROW_GROUPS = ("meaning", "negation_edit", "other")
 
 
 def row_group(anchor: str, positive: str, negative: str) -> str:
-    """A row's group: ``meaning`` — a negation-meaning row (negated anchor and negative, affirmative positive);
-    ``negation_edit`` — a minimal pair whose negative's count of negation words differs from the anchor's;
-    ``other`` — every other row (the antonym, argument, phrase, number and co-hyponym edits)."""
-    counts = negation_count(anchor), negation_count(positive), negation_count(negative)
+    """A row's group, by its columns' counts of negation words: ``meaning`` — a negation-meaning row (negated anchor
+    and negative, affirmative positive); ``negation_edit`` — a row whose negative's count differs from the
+    anchor's (the negation edits); ``other`` — every other row (the antonym, argument, phrase, number and
+    co-hyponym edits, but for the few of them that change the count). Texts decoded from a tokenizer's ids
+    ("doesn ' t") count as written ("doesn't"); a row is grouped on the text the student sees, so an edit cut off
+    at its length does not count."""
+    counts = tuple(negation_count(rejoin_contractions(text)) for text in (anchor, positive, negative))
     if counts[0] and not counts[1] and counts[2]:
         return "meaning"
     return "negation_edit" if counts[0] != counts[2] else "other"
@@ -227,6 +231,10 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
         parts = dict(output) if isinstance(output, dict) else {"MarginNegationLoss": output}
         student = [core.at_least_float32(e) for e in embeddings[:STRUCTURE_COLUMNS]]
         batch_rows = student[0].shape[0]
+        if row_weights is not None and (not self.distill.startswith("margin_floor") or self.embedding_weight > 0
+                                        or rows is None or row_weights.shape != (int(rows.sum()),)):
+            raise ValueError("TeacherDistillMarginLoss: row_weights weigh the floor without the embedding term, one "
+                             "weight per selected row.")
         if rows is not None:
             if not bool(rows.any()):
                 parts["teacher"] = student[0].sum() * 0.0

@@ -191,7 +191,9 @@ def test_group_weights_weigh_the_floor_per_row_over_the_whole_batch() -> None:
     all weights 1 is the every-row floor."""
     generator = torch.Generator().manual_seed(3)
     columns = [torch.randn(5, 6, generator=generator, dtype=torch.float64, requires_grad=True) for _ in range(4)]
-    teacher = torch.randn(15, 8, generator=generator, dtype=torch.float64)
+    # The teacher's margin is 2 on every row (positive = anchor, negative = −anchor): every row is below its floor.
+    teacher_anchor = torch.randn(5, 8, generator=generator, dtype=torch.float64)
+    teacher = torch.cat([teacher_anchor, teacher_anchor, -teacher_anchor])
     loss = TeacherDistillMarginLoss(None, teacher_weight=1.0, distill="margin_floor", group_weights={"negation_edit": 0})
     weights = torch.tensor([1.0, 0.0, 2.0, 1.0, 0.5], dtype=torch.float64)
     rows = weights > 0
@@ -206,7 +208,11 @@ def test_group_weights_weigh_the_floor_per_row_over_the_whole_batch() -> None:
     expected = sum(float(weights[i]) * max(0.0, (lambda a, b: a - b)(*_scores(t, i)) - (lambda a, b: a - b)(*_scores(s, i))) ** 2
                    for i in range(5)) / 5
     assert term(*columns).item() == pytest.approx(expected, rel=1e-9)
+    hinges = [max(0.0, 2.0 - (lambda a, b: a - b)(*_scores(s, i))) for i in range(5)]
+    assert min(hinges) > 0.1, "every row is below its floor, so every weight counts"
     assert torch.autograd.gradcheck(term, tuple(columns))
+    with pytest.raises(ValueError, match="one weight per selected row"):
+        loss.compute_loss_from_embeddings(columns, teacher=kept_teacher, rows=rows, row_weights=weights[:1])
     every = loss.compute_loss_from_embeddings(columns, teacher=teacher, rows=torch.ones(5, dtype=torch.bool),
                                               row_weights=torch.ones(5, dtype=torch.float64))["teacher"]
     assert every.item() == pytest.approx(margin_floor_reference(columns[:3], teacher), rel=1e-9)
@@ -218,8 +224,10 @@ def test_group_weights_select_rows_by_group_and_refuse_what_they_cannot_weigh(ti
 
     quadruple = ("The house is large.", "The house is not large.", "The house is small.", "The house is not small.")
     rows = [*meaning_rows([quadruple]), ("The house is large.", "The house is big.", "The house is not large."),
-            ("The house is large.", "The house is big.", "The house is small.")]
-    assert [row_group(*row) for row in rows] == ["meaning", "meaning", "negation_edit", "other"]
+            ("The house is large.", "The house is big.", "The house is small."),
+            ("He is asleep.", "He is sleeping.", "He isn't asleep."),  # a contraction, decoded as "isn ' t"
+            ("He is not asleep.", "He isn't sleeping.", "He is not awake.")]
+    assert [row_group(*row) for row in rows] == ["meaning", "meaning", "negation_edit", "other", "negation_edit", "other"]
     loss = TeacherDistillMarginLoss(tiny_model, teacher="unused: set below", distill="margin_floor",
                                     group_weights={"meaning": 2.0, "negation_edit": 0.0})
     loss._teacher.append(tiny_model_other)
@@ -227,14 +235,15 @@ def test_group_weights_select_rows_by_group_and_refuse_what_they_cannot_weigh(ti
     original = loss.compute_loss_from_embeddings
     loss.compute_loss_from_embeddings = lambda *a, **k: seen.append(k) or original(*a, **k)
     loss([tiny_model.tokenize([row[i] for row in rows]) for i in range(3)])
-    assert seen[0]["rows"].tolist() == [True, True, False, True]
-    assert seen[0]["row_weights"].tolist() == [2.0, 2.0, 1.0]
+    assert seen[0]["rows"].tolist() == [True, True, False, True, False, True]
+    assert seen[0]["row_weights"].tolist() == [2.0, 2.0, 1.0, 1.0]
     assert loss.get_config_dict()["group_weights"] == {"meaning": 2.0, "negation_edit": 0.0}
     for bad, match in (({"group_weights": {"paraphrase": 1}}, "unknown groups"),
                        ({"group_weights": {"meaning": -1}}, "group_weights.meaning"),
                        ({"group_weights": {"meaning": 1}, "distill": "margin_mse"}, "weighs the floor"),
                        ({"group_weights": {"meaning": 1}, "distill": "margin_floor", "distill_rows": "negation"},
-                        "weighs the floor")):
+                        "weighs the floor"),
+                       ({"group_weights": {"meaning": 1}, "embedding_weight": 1.0}, "weighs the floor")):
         with pytest.raises(ValueError, match=match):
             TeacherDistillMarginLoss(None, **{"distill": "margin_floor", **bad})
 
