@@ -109,9 +109,10 @@ def split_table() -> list[str]:
 
 def tables() -> dict[str, list[str]]:
     entries = run_entries()
-    runs = [(LABELS[name] + ("" if seed == 42 else f", seed {seed}"),
-             f"{RUNS.relative_to(BENCHMARKS).as_posix()}/{name}-seed{seed}.json")
-            for name in ORDER for seed in SEEDS if f"{name}-seed{seed}" in entries]
+    # A ``-last-checkpoint`` file scores the last checkpoint of a run whose recipe kept the start model instead.
+    runs = [(LABELS[name] + ("" if seed == 42 else f", seed {seed}") + (", its last checkpoint (not kept)" if tail else ""),
+             f"{RUNS.relative_to(BENCHMARKS).as_posix()}/{name}-seed{seed}{tail}.json")
+            for name in ORDER for seed in SEEDS for tail in ("", "-last-checkpoint") if f"{name}-seed{seed}{tail}" in entries]
     dev = generated.dev_table(runs, DEV, start=f"{RUNS.relative_to(BENCHMARKS).as_posix()}/start.json",
                               head="variant (dev; all-MiniLM-L6-v2, 100 steps, seed 42)")
     return {"dev": dev, "gradient": gradient_share_table(entries), "split": split_table()}
