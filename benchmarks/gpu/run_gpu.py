@@ -303,6 +303,18 @@ def stage_memory(args: argparse.Namespace, model) -> dict[str, Any]:
 
 
 # -- stage (c): one epoch ------------------------------------------------------------------------------
+def within_work_dir(value: Any, work_dir: Path) -> Any:
+    """``value`` with every path under ``work_dir`` (the checkpoints) written relative to it, so that a result file
+    names no folder of the machine that ran it (the work folder lies outside the tree on a borrowed machine)."""
+    if isinstance(value, dict):
+        return {key: within_work_dir(item, work_dir) for key, item in value.items()}
+    if isinstance(value, list):
+        return [within_work_dir(item, work_dir) for item in value]
+    if isinstance(value, str) and Path(value).is_absolute() and Path(value).is_relative_to(work_dir.resolve()):
+        return Path(value).relative_to(work_dir.resolve()).as_posix()
+    return value
+
+
 def stage_epoch(args: argparse.Namespace, facts: dict[str, Any], results: Path) -> list[Path]:
     from benchmarks.compare.compare import add_transfer
     from benchmarks.harness.runner import train_and_record
@@ -322,7 +334,7 @@ def stage_epoch(args: argparse.Namespace, facts: dict[str, Any], results: Path) 
             if args.transfer != "none":
                 add_transfer(result.after, result.model_dir, args.transfer, True)
                 add_transfer(result.before, model or "default", args.transfer, True)
-            return {
+            return within_work_dir({
                 "command": command_line(__file__, args.argv), "stage": "epoch", "tiny": args.tiny,
                 "recipe": name, "seed": args.seed, **facts,
                 "budget": {"steps": steps, "batch_size": args.epoch_batch, "sentences": args.epoch_sentences,
@@ -330,7 +342,7 @@ def stage_epoch(args: argparse.Namespace, facts: dict[str, Any], results: Path) 
                 "transfer": args.transfer, "wall_s": wall_s, "best_checkpoint": result.best_checkpoint,
                 "selection": result.selection, "before": result.before, "after": result.after,
                 "data_report": result.data_report, "log_history": result.log_history,
-            }
+            }, Path(args.work_dir))
 
         written.append(train_and_record(
             results / "epoch" / f"{name}-seed{args.seed}.json", recipe,

@@ -42,3 +42,13 @@ def test_the_dry_run_of_step_time_and_memory_writes_stamped_results(tiny_st_dir:
         else:
             assert row["peak_mib"] == "oom"
     assert {row["batch_size"] for row in memory["rows"] if "not tried" in row.get("note", "")} == {16}
+
+
+def test_epoch_results_name_checkpoints_relative_to_the_work_folder(tmp_path) -> None:
+    from benchmarks.gpu.run_gpu import within_work_dir
+
+    checkpoint = str(tmp_path / "simcse-seed42" / "checkpoints" / "checkpoint-625")
+    entry = {"selection": {"kept": checkpoint, "metric": "eval_sts-dev_spearman_cosine"}, "rows": [checkpoint, 3]}
+    assert within_work_dir(entry, tmp_path) == {
+        "selection": {"kept": "simcse-seed42/checkpoints/checkpoint-625", "metric": "eval_sts-dev_spearman_cosine"},
+        "rows": ["simcse-seed42/checkpoints/checkpoint-625", 3]}
