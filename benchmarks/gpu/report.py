@@ -137,22 +137,24 @@ EPOCH_COLUMNS = (  # (header, metric of compare.py's score_metrics/bias_metrics,
 )
 
 
+def epoch_metrics(result: dict[str, Any]) -> dict[str, float | None]:
+    """Every axis of one evaluation (a run's ``before`` or ``after``), as the comparison study names them."""
+    from benchmarks.compare.compare import bias_metrics, score_metrics
+
+    return {**score_metrics({"after": result}), **bias_metrics({"after": result})}
+
+
 def epoch_table() -> list[str]:
     """The start model and each one-epoch run on every measured axis (bold: worse than the start model), with the
     checkpoint kept and its STS-B dev score."""
-    from benchmarks.compare.compare import bias_metrics, score_metrics
-
     files = sorted((RESULTS / "epoch").glob("*.json")) if (RESULTS / "epoch").is_dir() else []
     if not files:
         return ["Not run yet."]
     runs = [json.loads(file.read_text(encoding="utf-8")) for file in files]
 
-    def metrics(result: dict[str, Any]) -> dict[str, float | None]:
-        return {**score_metrics({"after": result}), **bias_metrics({"after": result})}
-
     if len({run["before"]["fingerprint"] for run in runs}) > 1:
         raise ValueError("the epoch runs' start models differ (before.fingerprint): one start row cannot stand for them")
-    start = metrics(runs[0]["before"])
+    start = epoch_metrics(runs[0]["before"])
     header = ["run", "steps", "train s", "kept (STS-B dev)", *(title for title, _, _ in EPOCH_COLUMNS)]
     lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
 
@@ -179,7 +181,7 @@ def epoch_table() -> list[str]:
             kept_cell = f"step {step} ({scores[step]:.2f})" if step in scores else f"step {step}"
         train = next((entry["train_runtime"] for entry in run["log_history"] if "train_runtime" in entry), None)
         lines.append(f"| {file.stem} | {run['budget']['steps']:,} | {'–' if train is None else f'{train:.0f}'} | {kept_cell} | "
-                     + " | ".join(cells(metrics(run["after"]), True)) + " |")
+                     + " | ".join(cells(epoch_metrics(run["after"]), True)) + " |")
     return lines
 
 
@@ -247,20 +249,17 @@ def plot_epoch(path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from benchmarks.compare.compare import bias_metrics, score_metrics
-
     files = sorted((RESULTS / "epoch").glob("*.json")) if (RESULTS / "epoch").is_dir() else []
     if not files:
         return
     runs = {file.stem: json.loads(file.read_text(encoding="utf-8")) for file in files}
-    start_result = next(iter(runs.values()))["before"]
-    start = {**score_metrics({"after": start_result}), **bias_metrics({"after": start_result})}
+    start = epoch_metrics(next(iter(runs.values()))["before"])
     panels = (EPOCH_COLUMNS[:8], EPOCH_COLUMNS[8:])
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.4), gridspec_kw={"width_ratios": [8, 5]})
     width = 0.8 / len(runs)
     for axis, columns, unit in zip(axes, panels, ("Spearman ×100", "cosine or share"), strict=True):
         for index, (name, run) in enumerate(runs.items()):
-            values = {**score_metrics({"after": run["after"]}), **bias_metrics({"after": run["after"]})}
+            values = epoch_metrics(run["after"])
             changes = [0.0 if values.get(key) is None or start.get(key) is None else sign * (values[key] - start[key])
                        for _, key, sign in columns]  # an axis not measured draws no bar
             axis.bar([x + index * width for x in range(len(columns))], changes, width, label=name, color=f"C{index}")
