@@ -13,7 +13,10 @@ hold no negation cue; each affirmative sentence is the positive of one row and t
 they could teach instead is "the candidate that shares the anchor's content word is the farther one", an
 overlap cue: the Oppn split of STS-B dev is where that would show.
 
-The lab's entry points (``benchmarks/pyproject.toml``) add the source to the recipe mix registry, so
+``negation_meaning_affirmative_half`` gives the same rows from the quadruples whose antonym pair is in the training
+half of ``held_out_pairs.py``'s split, so that the probe's held-out pairs stay out of every row.
+
+The lab's entry points (``benchmarks/pyproject.toml``) add the sources to the recipe mix registry, so
 that a lab recipe YAML can name it.
 """
 
@@ -22,10 +25,20 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from benchmarks.negation_meaning.held_out_pairs import training_half
 from st_debias.recipes.mix_sources import MixSource, Row, SourceRows, negation_meaning_quadruples
 
-#: The source's name in ``data.mix``.
+#: The sources' names in ``data.mix``.
 SOURCE = "negation_meaning_affirmative"
+HALF_SOURCE = "negation_meaning_affirmative_half"
+
+
+def affirmative_rows(quadruples: list[tuple[str, str, str, str]]) -> list[Row]:
+    """("X is not A", "X is B", "X is A") and ("X is not B", "X is A", "X is B") of each quadruple, in order."""
+    rows: list[Row] = []
+    for a, not_a, b, not_b in quadruples:
+        rows += [(not_a, b, a), (not_b, a, b)]
+    return rows
 
 
 def affirmative_negative_rows(
@@ -38,11 +51,22 @@ def affirmative_negative_rows(
         ValueError: no corpus sentences.
     """
     quadruples, described = negation_meaning_quadruples(sentences, cache_dir)
-    rows: list[Row] = []
-    for a, not_a, b, not_b in quadruples:
-        rows += [(not_a, b, a), (not_b, a, b)]
-    return rows, described
+    return affirmative_rows(quadruples), described
 
 
-#: The ``negation_meaning_affirmative`` source (an entry point of the lab).
+def affirmative_half_rows(
+    *, data_dir: str | os.PathLike[str] | None = None, sentences: list[str] | None = None, cache_dir: Any = None
+) -> SourceRows:
+    """:func:`affirmative_negative_rows` of the quadruples whose antonym pair is in the training half.
+
+    Raises:
+        ValueError: no corpus sentences.
+    """
+    quadruples, described = negation_meaning_quadruples(sentences, cache_dir)
+    kept = training_half(quadruples)
+    return affirmative_rows(kept), {**described, "kept_quadruples": len(kept)}
+
+
+#: The ``negation_meaning_affirmative`` and ``negation_meaning_affirmative_half`` sources (entry points of the lab).
 AFFIRMATIVE_NEGATIVES = MixSource(affirmative_negative_rows, reads_corpus=True)
+AFFIRMATIVE_HALF = MixSource(affirmative_half_rows, reads_corpus=True)

@@ -51,6 +51,11 @@ def in_training_half(pair: tuple[str, str]) -> bool:
     return hashlib.md5("|".join(pair).encode()).digest()[0] % 2 == 0
 
 
+def training_half(quadruples: list[tuple[str, str, str, str]]) -> list[tuple[str, str, str, str]]:
+    """The quadruples whose antonym pair ("X is A", "X is B") is in the training half, in order."""
+    return [quadruple for quadruple in quadruples if in_training_half(antonym_pair(quadruple[0], quadruple[2]))]
+
+
 def half_pair_rows(
     *, data_dir: str | os.PathLike[str] | None = None, sentences: list[str] | None = None, cache_dir: Any = None
 ) -> SourceRows:
@@ -61,7 +66,7 @@ def half_pair_rows(
         ValueError: no corpus sentences.
     """
     quadruples, described = negation_meaning_quadruples(sentences, cache_dir)
-    kept = [quadruple for quadruple in quadruples if in_training_half(antonym_pair(quadruple[0], quadruple[2]))]
+    kept = training_half(quadruples)
     pairs = {antonym_pair(quadruple[0], quadruple[2]) for quadruple in kept}
     return meaning_rows(kept), {**described, "kept_quadruples": len(kept), "kept_pairs": len(pairs)}
 

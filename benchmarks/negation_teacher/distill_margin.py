@@ -33,7 +33,7 @@ does: the negation-meaning rows ("X is not A", "X is B", "X is not B"), leaving 
 ``distill_rows: negation`` on those rows and on the minimal pairs whose negative adds or removes a negation (the
 negation edits), and with ``no_negation`` on every other row (the antonym, argument, phrase, number and co-hyponym
 edits): the two halves of ``all``. ``group_weights`` weighs the floor per row group instead (meaning rows,
-negation edits, other edits), summed over the batch's rows, so each group keeps the every-row floor's push per row
+affirmative-negative meaning rows, negation edits, other edits), summed over the batch's rows, so each group keeps the every-row floor's push per row
 at weight 1 and takes none at 0. The teacher embeds the text the
 student's token ids decode to, once per text (``TeacherStructureMarginLoss.teacher_embeddings``).
 
@@ -62,25 +62,26 @@ DISTILL_ROWS = ("all", "negated_anchor", "negation", "no_negation")
 EMBEDDING_COLUMNS = ("anchor", "all")
 
 
-ROW_GROUPS = ("meaning", "negation_edit", "other")
+ROW_GROUPS = ("meaning", "affirmative", "negation_edit", "other")
 
 
 def row_group(anchor: str, positive: str, negative: str) -> str:
     """A row's group, by its columns' counts of negation words: ``meaning`` — a negation-meaning row (negated anchor
-    and negative, affirmative positive); ``negation_edit`` — a row whose negative's count differs from the
-    anchor's (the negation edits); ``other`` — every other row (the antonym, argument, phrase, number and
-    co-hyponym edits, but for the few of them that change the count). Texts decoded from a tokenizer's ids
-    ("doesn ' t") count as written ("doesn't"); a row is grouped on the text the student sees, so an edit cut off
-    at its length does not count."""
+    and negative, affirmative positive); ``affirmative`` — a negated anchor between two affirmative candidates (the
+    rows of ``negation_meaning_affirmative``: "X is not A", "X is B", "X is A"); ``negation_edit`` — any other row
+    whose negative's count differs from the anchor's (the negation edits); ``other`` — every other row (the
+    antonym, argument, phrase, number and co-hyponym edits, but for the few of them that change the count). Texts
+    decoded from a tokenizer's ids ("doesn ' t") count as written ("doesn't"); a row is grouped on the text the
+    student sees, so an edit cut off at its length does not count."""
     counts = tuple(negation_count(rejoin_contractions(text)) for text in (anchor, positive, negative))
-    if counts[0] and not counts[1] and counts[2]:
-        return "meaning"
+    if counts[0] and not counts[1]:
+        return "meaning" if counts[2] else "affirmative"
     return "negation_edit" if counts[0] != counts[2] else "other"
 
 
 def distilled_row(anchor: str, positive: str, negative: str, rule: str) -> bool:
     """Whether ``distill_rows: rule`` distills the row (module docstring): ``negated_anchor`` — a ``meaning`` row;
-    ``negation`` — a ``meaning`` or ``negation_edit`` row; ``no_negation`` — an ``other`` row (:func:`row_group`)."""
+    ``negation`` — any row but an ``other`` one; ``no_negation`` — an ``other`` row (:func:`row_group`)."""
     group = row_group(anchor, positive, negative)
     return {"negated_anchor": group == "meaning", "negation": group != "other", "no_negation": group == "other"}[rule]
 

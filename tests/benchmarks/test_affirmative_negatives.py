@@ -8,10 +8,14 @@ import pytest
 from datasets import Dataset
 
 from benchmarks.negation_meaning.affirmative_negatives import (
+    AFFIRMATIVE_HALF,
     AFFIRMATIVE_NEGATIVES,
+    HALF_SOURCE,
     SOURCE,
+    affirmative_half_rows,
     affirmative_negative_rows,
 )
+from benchmarks.negation_meaning.held_out_pairs import antonym_pair, half_pair_rows, in_training_half
 from st_debias.data.lexicon import safe_antonym
 from st_debias.data.negation.negator import negation_count
 from st_debias.data.text import words
@@ -37,6 +41,20 @@ def test_rows_put_the_negated_sentence_beside_its_antonym_and_away_from_what_it_
         assert (a_again, b_again) == (a, b)
         changed = [(x, y) for x, y in zip(words(a), words(b), strict=True) if x != y]
         assert len(changed) == 1 and safe_antonym(changed[0][0]) == changed[0][1]
+
+
+def test_the_half_rows_are_the_training_half_quadruples_rows_only(tmp_path) -> None:
+    sentences = first_sentences(6000)
+    every, _ = affirmative_negative_rows(sentences=sentences, cache_dir=tmp_path)
+    half, described = affirmative_half_rows(sentences=sentences, cache_dir=tmp_path)
+    # Real sentences hold pairs of both halves; the kept rows are the training half's, in order.
+    assert 0 < len(half) < len(every) and len(half) == 2 * described["kept_quadruples"]
+    assert half == [row for row in every if in_training_half(antonym_pair(row[1], row[2]))]
+    # The same quadruples as the half-pairs meaning rows: each pair of rows shares its anchors with theirs.
+    meaning, _ = half_pair_rows(sentences=sentences, cache_dir=tmp_path)
+    assert [row[0] for row in half] == [row[0] for row in meaning]
+    assert MIX_SOURCES[HALF_SOURCE] is AFFIRMATIVE_HALF
+    assert affirmative_half_rows(sentences=sentences, cache_dir=tmp_path)[0] == half
 
 
 def test_a_recipe_names_the_source_through_the_lab_entry_point(tmp_path, monkeypatch) -> None:

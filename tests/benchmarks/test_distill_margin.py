@@ -226,18 +226,20 @@ def test_group_weights_select_rows_by_group_and_refuse_what_they_cannot_weigh(ti
     rows = [*meaning_rows([quadruple]), ("The house is large.", "The house is big.", "The house is not large."),
             ("The house is large.", "The house is big.", "The house is small."),
             ("He is asleep.", "He is sleeping.", "He isn't asleep."),  # a contraction, decoded as "isn ' t"
-            ("He is not asleep.", "He isn't sleeping.", "He is not awake.")]
-    assert [row_group(*row) for row in rows] == ["meaning", "meaning", "negation_edit", "other", "negation_edit", "other"]
+            ("He is not asleep.", "He isn't sleeping.", "He is not awake."),
+            ("The house is not large.", "The house is small.", "The house is large.")]  # negation_meaning_affirmative
+    assert [row_group(*row) for row in rows] == ["meaning", "meaning", "negation_edit", "other", "negation_edit", "other",
+                                                 "affirmative"]
     loss = TeacherDistillMarginLoss(tiny_model, teacher="unused: set below", distill="margin_floor",
-                                    group_weights={"meaning": 2.0, "negation_edit": 0.0})
+                                    group_weights={"meaning": 2.0, "negation_edit": 0.0, "affirmative": 3.0})
     loss._teacher.append(tiny_model_other)
     seen = []
     original = loss.compute_loss_from_embeddings
     loss.compute_loss_from_embeddings = lambda *a, **k: seen.append(k) or original(*a, **k)
     loss([tiny_model.tokenize([row[i] for row in rows]) for i in range(3)])
-    assert seen[0]["rows"].tolist() == [True, True, False, True, False, True]
-    assert seen[0]["row_weights"].tolist() == [2.0, 2.0, 1.0, 1.0]
-    assert loss.get_config_dict()["group_weights"] == {"meaning": 2.0, "negation_edit": 0.0}
+    assert seen[0]["rows"].tolist() == [True, True, False, True, False, True, True]
+    assert seen[0]["row_weights"].tolist() == [2.0, 2.0, 1.0, 1.0, 3.0]
+    assert loss.get_config_dict()["group_weights"] == {"meaning": 2.0, "negation_edit": 0.0, "affirmative": 3.0}
     for bad, match in (({"group_weights": {"paraphrase": 1}}, "unknown groups"),
                        ({"group_weights": {"meaning": -1}}, "group_weights.meaning"),
                        ({"group_weights": {"meaning": 1}, "distill": "margin_mse"}, "weighs the floor"),
