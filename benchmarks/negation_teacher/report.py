@@ -34,7 +34,8 @@ ORDER = ("v6-halfpairs", "v6-halfpairs-marginmse", "v6-halfpairs-marginmse-meani
          "v6-halfpairs-marginfloor-pres03", "v6-halfpairs-marginfloor-pres1",
          "v6-halfpairs-marginfloor-embed-anchor", "v6-halfpairs-marginfloor-embed-all",
          "v6-halfpairs-marginfloor-negation", "v6-halfpairs-marginfloor-nonegation", "v6-halfpairs-marginfloor-nonegedit",
-         "v6-halfpairs-marginfloor-negedit03",
+         "v6-halfpairs-marginfloor-negedit03", "v6-halfpairs-marginfloor-negedit03-other2",
+         "v6-halfpairs-phrases-marginfloor-negedit03-other2", "v6-halfpairs-affirmative-marginfloor-nonegedit",
          "v6-wordnet-half", "v6-wordnet-half-marginmse", "v6-wordnet-half-marginfloor",
          "plain-distill-mse", "plain-distill-mse-fitted")
 LABELS = {
@@ -56,6 +57,11 @@ LABELS = {
     "v6-halfpairs-marginfloor-nonegation": "+ the floor on the other edits only, weight 0.053",
     "v6-halfpairs-marginfloor-negedit03": "+ the floor, 0.1 per row, 0.03 on the negation edits",
     "v6-halfpairs-marginfloor-nonegedit": "+ the floor on the meaning rows and the other edits, none on the negation edits (0.1 per row)",
+    "v6-halfpairs-marginfloor-negedit03-other2": "+ the floor, 0.1 per row, 0.03 on the negation edits, 0.2 on the other edits",
+    "v6-halfpairs-phrases-marginfloor-negedit03-other2": ("+ 5 % rows (\"not A\", \"B\", \"not B\"), the floor, 0.1 per row, 0.03 on the "
+                                                           "negation edits, 0.2 on the other edits"),
+    "v6-halfpairs-affirmative-marginfloor-nonegedit": ("+ 10 % rows (\"X is not A\", \"X is B\", \"X is A\"), the floor on every "
+                                                       "row but the negation edits (0.1 per row)"),
     "v6-halfpairs-marginfloorpush-meaning-w002": "+ the floor pushing negatives only, negation-meaning rows only, weight 0.02",
     "v6-wordnet-half-marginmse": "WordNet pairs + teacher MarginMSE, every row",
     "v6-wordnet-half-marginfloor": "WordNet pairs + teacher margin as a floor, every row",
