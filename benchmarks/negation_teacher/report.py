@@ -1,7 +1,7 @@
 """The study's tables, from its result files: the development figures of every variant (``select_dev.py``'s files
 in ``results/dev-100/``), each teacher variant's gradient shares by loss part (from the same files' training logs),
-and the negation-meaning probe by subset (``results/probe_split.json``), written into the README (``--check``: exit
-1 when it is out of date).
+and the negation-meaning probe by subset (``results/probe_split.json`` and ``results/probe_split_floor.json``),
+written into the README (``--check``: exit 1 when it is out of date).
 
     python benchmarks/negation_teacher/report.py
 """
@@ -16,7 +16,7 @@ from benchmarks.harness.tables import BENCHMARKS
 
 HERE = Path(__file__).resolve().parent
 RUNS = HERE / "results" / "dev-100"
-SPLIT = HERE / "results" / "probe_split.json"
+SPLITS = {"split": HERE / "results" / "probe_split.json", "split_floor": HERE / "results" / "probe_split_floor.json"}
 README = HERE / "README.md"
 
 #: (column, score key, better direction: 1 higher, -1 lower, decimals)
@@ -98,10 +98,11 @@ def gradient_share_table(entries: dict[str, dict]) -> list[str]:
     return lines
 
 
-def split_table() -> list[str]:
-    if not SPLIT.is_file():
+def split_table(path: Path) -> list[str]:
+    """The probe by subset of one ``probe_split.py`` file: (i) / (ii) / (iii) per model."""
+    if not path.is_file():
         return []
-    data = json.loads(SPLIT.read_text(encoding="utf-8"))
+    data = json.loads(path.read_text(encoding="utf-8"))
     models, scores = list(data["models"]), data["scores"]
     subsets = [s for s in next(iter(scores.values())) if all(s in scores[m] for m in models)]
     lines = ["| subset | items | " + " | ".join(f"{m} (i) / (ii) / (iii)" for m in models) + " |",
@@ -121,7 +122,7 @@ def tables() -> dict[str, list[str]]:
             for name in ORDER for seed in SEEDS for tail in ("", "-last-checkpoint") if f"{name}-seed{seed}{tail}" in entries]
     dev = generated.dev_table(runs, DEV, start=f"{RUNS.relative_to(BENCHMARKS).as_posix()}/start.json",
                               head="variant (dev; all-MiniLM-L6-v2, 100 steps, seed 42)")
-    return {"dev": dev, "gradient": gradient_share_table(entries), "split": split_table()}
+    return {"dev": dev, "gradient": gradient_share_table(entries), **{name: split_table(path) for name, path in SPLITS.items()}}
 
 
 def main(argv: list[str] | None = None) -> int:
