@@ -28,7 +28,7 @@ from typing import Any
 from benchmarks.negation_meaning.held_out_pairs import training_half
 from st_debias.recipes.mix_sources import MixSource, Row, SourceRows, negation_meaning_quadruples
 
-#: The sources' names in ``data.mix``.
+#: The sources' names in ``data.mix``: every quadruple's rows, and the training half's only.
 SOURCE = "negation_meaning_affirmative"
 HALF_SOURCE = "negation_meaning_affirmative_half"
 
@@ -67,6 +67,6 @@ def affirmative_half_rows(
     return affirmative_rows(kept), {**described, "kept_quadruples": len(kept)}
 
 
-#: The ``negation_meaning_affirmative`` and ``negation_meaning_affirmative_half`` sources (entry points of the lab).
+# The two sources, in the order of their names above (entry points of the lab).
 AFFIRMATIVE_NEGATIVES = MixSource(affirmative_negative_rows, reads_corpus=True)
 AFFIRMATIVE_HALF = MixSource(affirmative_half_rows, reads_corpus=True)

@@ -30,12 +30,13 @@ s is the student's cosine (dropout on), t the teacher's, on every row of the bat
 negation-meaning rows, where the teacher knows which words are opposites), or with ``distill_rows:
 negated_anchor`` only on the rows whose anchor holds a negation and whose positive does not while their negative
 does: the negation-meaning rows ("X is not A", "X is B", "X is not B"), leaving the minimal pairs to the margin. With
-``distill_rows: negation`` on those rows and on the minimal pairs whose negative adds or removes a negation (the
-negation edits), and with ``no_negation`` on every other row (the antonym, argument, phrase, number and co-hyponym
-edits): the two halves of ``all``. ``group_weights`` weighs the floor per row group instead (meaning rows,
-affirmative-negative meaning rows, negation edits, other edits), summed over the batch's rows, so each group keeps the every-row floor's push per row
-at weight 1 and takes none at 0. The teacher embeds the text the
-student's token ids decode to, once per text (``TeacherStructureMarginLoss.teacher_embeddings``).
+``distill_rows: negation`` on those rows, on the rows whose negated anchor sits between two affirmative candidates
+and on the minimal pairs whose negative adds or removes a negation (the negation edits), and with ``no_negation`` on
+every other row (the antonym, argument, phrase, number and co-hyponym edits): the two halves of ``all``.
+``group_weights`` weighs the floor per row group instead (:func:`row_group`: meaning rows, affirmative-negative
+rows, negation edits, other edits), summed over the batch's rows, so each group keeps the every-row floor's push
+per row at weight 1 and takes none at 0. The teacher embeds the text the student's token ids decode to, once per
+text (``TeacherStructureMarginLoss.teacher_embeddings``).
 
 The lab's entry points (``benchmarks/pyproject.toml``) add the class to the recipe loss registry.
 """

@@ -45,7 +45,8 @@ def phrase_rows(
     """
     quadruples, described = negation_meaning_quadruples(sentences, cache_dir)
     kept = [phrase_quadruple(quadruple[0], quadruple[2]) for quadruple in training_half(quadruples)]
-    return meaning_rows(kept), {**described, "kept_quadruples": len(kept), "distinct_phrase_pairs": len(set(kept))}
+    pairs = {tuple(sorted((a, b))) for a, _, b, _ in kept}
+    return meaning_rows(kept), {**described, "kept_quadruples": len(kept), "kept_pairs": len(pairs)}
 
 
 #: The ``negation_meaning_phrases_half`` source (an entry point of the lab).

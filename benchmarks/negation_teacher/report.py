@@ -58,9 +58,9 @@ LABELS = {
     "v6-halfpairs-marginfloor-negedit03": "+ the floor, 0.1 per row, 0.03 on the negation edits",
     "v6-halfpairs-marginfloor-nonegedit": "+ the floor on the meaning rows and the other edits, none on the negation edits (0.1 per row)",
     "v6-halfpairs-marginfloor-negedit03-other2": "+ the floor, 0.1 per row, 0.03 on the negation edits, 0.2 on the other edits",
-    "v6-halfpairs-phrases-marginfloor-negedit03-other2": ("+ 5 % rows (\"not A\", \"B\", \"not B\"), the floor, 0.1 per row, 0.03 on the "
+    "v6-halfpairs-phrases-marginfloor-negedit03-other2": ("+ 5 % rows (\"not A\", \"B\", \"not B\") for minimal pairs, the floor, 0.1 per row, 0.03 on the "
                                                            "negation edits, 0.2 on the other edits"),
-    "v6-halfpairs-affirmative-marginfloor-nonegedit": ("+ 10 % rows (\"X is not A\", \"X is B\", \"X is A\"), the floor on every "
+    "v6-halfpairs-affirmative-marginfloor-nonegedit": ("+ 10 % rows (\"X is not A\", \"X is B\", \"X is A\") for minimal pairs, the floor on every "
                                                        "row but the negation edits (0.1 per row)"),
     "v6-halfpairs-marginfloorpush-meaning-w002": "+ the floor pushing negatives only, negation-meaning rows only, weight 0.02",
     "v6-wordnet-half-marginmse": "WordNet pairs + teacher MarginMSE, every row",

@@ -179,11 +179,12 @@ def test_negation_rows_and_the_rest_split_every_row_in_two() -> None:
         ("He never sleeps.", "He does not ever sleep.", "He sleeps."),  # a negation removed
         ("The house is large.", "The house is big.", "The house is small."),  # an antonym edit
         ("No one came to the two parties.", "Nobody came to the two parties.", "No one came to the three parties."),
+        ("The house is not large.", "The house is small.", "The house is large."),  # an affirmative-negative row
     ]
     negation = [distilled_row(*row, "negation") for row in rows]
-    assert negation == [True, True, True, True, False, False]
+    assert negation == [True, True, True, True, False, False, True]
+    assert [distilled_row(*row, "negated_anchor") for row in rows] == [True, True, False, False, False, False, False]
     assert [distilled_row(*row, "no_negation") for row in rows] == [not kept for kept in negation]
-    assert [distilled_row(*row, "negated_anchor") for row in rows] == [True, True, False, False, False, False]
 
 
 def test_group_weights_weigh_the_floor_per_row_over_the_whole_batch() -> None:
