@@ -1,6 +1,7 @@
 """The study's tables, from its result files: the development figures of every variant (``select_dev.py``'s files
 in ``results/dev-100/``), each teacher variant's gradient shares by loss part (from the same files' training logs),
-and the negation-meaning probe by subset (``results/probe_split.json`` and ``results/probe_split_floor.json``),
+the negation-meaning probe by subset (``results/probe_split.json`` and ``results/probe_split_floor.json``), and the
+500-step runs' development figures (``results/dev-500/``) beside version 6's (``../budget/results/v6/cpu-dev-500/``),
 written into the README (``--check``: exit 1 when it is out of date).
 
     python benchmarks/negation_teacher/report.py
@@ -16,6 +17,12 @@ from benchmarks.harness.tables import BENCHMARKS
 
 HERE = Path(__file__).resolve().parent
 RUNS = HERE / "results" / "dev-100"
+RUNS_500 = HERE / "results" / "dev-500"
+#: Version 6 at 500 steps (all curated pairs): the last checkpoint of seed 42 (its run kept its best, so the last
+#: was scored apart) and of seed 44, which was scored with the other-word subsets.
+V6_500 = "budget/results/v6/cpu-dev-500"
+V6_500_RUNS = (("version 6, all curated pairs, seed 42", f"{V6_500}/last-checkpoint/v6-swap10-gamma1e3-seed42.json"),
+               ("version 6, all curated pairs, seed 44", f"{V6_500}/v6-swap10-gamma1e3-last-seed44.json"))
 SPLITS = {"split": HERE / "results" / "probe_split.json", "split_floor": HERE / "results" / "probe_split_floor.json"}
 README = HERE / "README.md"
 
@@ -73,9 +80,19 @@ LABELS = {
 SEEDS = (42, 43)
 
 
-def run_entries() -> dict[str, dict]:
-    """Each result file of ``results/dev-100/`` by its name (``start``, or ``<variant>-seed<seed>``)."""
-    return {file.stem: generated.result(file.relative_to(BENCHMARKS).as_posix()) for file in sorted(RUNS.glob("*.json"))}
+def run_entries(folder: Path = RUNS) -> dict[str, dict]:
+    """Each result file of ``folder`` by its name (``start``, or ``<variant>-seed<seed>``)."""
+    return {file.stem: generated.result(file.relative_to(BENCHMARKS).as_posix()) for file in sorted(folder.glob("*.json"))
+            if file.stem != "budget"}
+
+
+def long_run_table() -> list[str]:
+    """The 500-step runs' development figures, version 6's first."""
+    folder, entries = RUNS_500.relative_to(BENCHMARKS).as_posix(), run_entries(RUNS_500)
+    runs = [(LABELS[name] + f", seed {seed}", f"{folder}/{name}-seed{seed}.json")
+            for name in ORDER for seed in SEEDS if f"{name}-seed{seed}" in entries]
+    return generated.dev_table([*V6_500_RUNS, *runs], DEV, start=f"{folder}/start.json",
+                               head="run (dev; all-MiniLM-L6-v2, 500 steps, last checkpoint)") if runs else []
 
 
 def gradient_share_table(entries: dict[str, dict]) -> list[str]:
@@ -122,7 +139,8 @@ def tables() -> dict[str, list[str]]:
             for name in ORDER for seed in SEEDS for tail in ("", "-last-checkpoint") if f"{name}-seed{seed}{tail}" in entries]
     dev = generated.dev_table(runs, DEV, start=f"{RUNS.relative_to(BENCHMARKS).as_posix()}/start.json",
                               head="variant (dev; all-MiniLM-L6-v2, 100 steps, seed 42)")
-    return {"dev": dev, "gradient": gradient_share_table(entries), **{name: split_table(path) for name, path in SPLITS.items()}}
+    return {"dev": dev, "gradient": gradient_share_table(entries), **{name: split_table(path) for name, path in SPLITS.items()},
+            "dev500": long_run_table()}
 
 
 def main(argv: list[str] | None = None) -> int:

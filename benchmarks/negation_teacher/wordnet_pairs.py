@@ -33,7 +33,9 @@ from st_debias.recipes.mix_sources import MixSource, SourceRows, meaning_rows, n
 SOURCE = "negation_meaning_wordnet_half"
 
 
-def _direct_adjective_antonyms() -> dict[str, set[str]]:
+@lru_cache(maxsize=1)
+def direct_adjective_antonyms() -> dict[str, set[str]]:
+    """Adjective → its WordNet direct antonyms, lower-cased (read only: the dict is shared)."""
     from nltk.corpus import wordnet
 
     direct: dict[str, set[str]] = defaultdict(set)
@@ -65,7 +67,7 @@ def _single_word(word: str) -> bool:
 def wordnet_antonyms() -> dict[str, str]:
     """Word → antonym for the curated pairs and WordNet's one-to-one direct adjective antonyms (module docstring),
     both directions."""
-    direct = _direct_adjective_antonyms()
+    direct = direct_adjective_antonyms()
     pairs = {
         word: next(iter(antonyms)) for word, antonyms in direct.items()
         if len(antonyms) == 1 and _single_word(word) and _single_word(next(iter(antonyms)))
@@ -86,7 +88,7 @@ def describe() -> dict[str, Any]:
     antonyms = wordnet_antonyms()
     pairs = {sorted_pair(a, b) for a, b in antonyms.items()}
     curated = {sorted_pair(a, b) for a, b in SAFE_ANTONYMS.items()}
-    direct = _direct_adjective_antonyms()
+    direct = direct_adjective_antonyms()
     indirect = _indirect_adjective_antonyms()
     indirect_only = {
         sorted_pair(word, antonym) for word, antonyms in indirect.items() for antonym in antonyms

@@ -1,0 +1,125 @@
+"""A control for the negation-meaning probe: is "X is not A" nearer "X is B" because B is A's opposite, or nearer
+any other word in A's place?
+
+Per item, "X is C": the antonym sentence "X is B" with B replaced by C, the antonym word of another item of the
+probe, drawn with a fixed seed and never A, B, one of A's antonyms or a WordNet synonym of B (a C that makes no
+sentence with exactly that one word changed leaves the item out). On the subsets of ``probe_split.py``:
+
+* (i) "not A" nearer "B" than "A" (the probe's);
+* (iv) nearer "B" than "C": the opposite over another adjective in the same sentence;
+* (v) nearer "C" than "A": another adjective over the sentence's own.
+
+A model that has learned "a negated sentence means the same sentence with some other word" raises (v) with (i) and
+leaves (iv) where it was; one that has learned which word is A's opposite raises (i) and (iv) more than (v).
+Models are ``label=folder`` (or a hub name):
+
+    python benchmarks/negation_teacher/probe_control.py start=sentence-transformers/all-MiniLM-L6-v2 \
+        floor=outputs/negation_teacher/dev-500/v6-halfpairs-marginfloor-negedit03-other2-seed42/model \
+        --out benchmarks/negation_teacher/results/probe_control_500.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from benchmarks.harness.provenance import write_table
+from benchmarks.negation_teacher.probe_split import probe_subsets
+from benchmarks.negation_teacher.wordnet_pairs import direct_adjective_antonyms
+from st_debias.data.text import swapped_words
+
+SUBSETS = ("curated, all", "curated, other word", "curated, held-out half", "curated, held-out half, other word",
+           "wordnet new, held-out half")
+FIGURES = (("(i) B over A ↑", "b_over_a"), ("(iv) B over C ↑", "b_over_c"), ("(v) C over A", "c_over_a"))
+
+
+@cache
+def _synonyms(word: str) -> frozenset[str]:
+    """The lemmas of every adjective synset of ``word``, lower-cased."""
+    from nltk.corpus import wordnet
+
+    return frozenset(lemma.name().lower() for synset in wordnet.synsets(word, pos="a") for lemma in synset.lemmas())
+
+
+def unrelated(a: str, b: str, c: str) -> bool:
+    """Whether C may stand in for B as "another adjective" for the pair (A, B) (module docstring)."""
+    from st_debias.data.lexicon import safe_antonym
+
+    return c not in {a, b} and c not in direct_adjective_antonyms().get(a, ()) and safe_antonym(a) != c and c not in _synonyms(b)
+
+
+def unrelated_sentences(affirmative: list[str], antonym: list[str], pool: list[str], seed: int = 0) -> list[str | None]:
+    """Per item, "X is C" (module docstring), C drawn from ``pool`` with ``seed``; None where no C fits."""
+    rng = random.Random(seed)
+    words = sorted(set(pool))
+    out: list[str | None] = []
+    for first, second in zip(affirmative, antonym, strict=True):
+        a, b = swapped_words(first, second)
+        candidates = [c for c in words if unrelated(a, b, c)]
+        c = rng.choice(candidates) if candidates else None
+        sentence = None if c is None else re.sub(rf"\b{re.escape(b)}\b", c, second, count=1, flags=re.IGNORECASE)
+        if sentence is not None:
+            try:
+                sentence = sentence if swapped_words(second, sentence) == (b, c) else None
+            except ValueError:
+                sentence = None
+        out.append(sentence)
+    return out
+
+
+def control_scores(cache: Any, items: Any, pool: list[str], seed: int = 0) -> dict[str, float]:
+    """(i), (iv) and (v) on the items that have an "X is C" (module docstring)."""
+    controls = unrelated_sentences(items.affirmative, items.antonym, pool, seed)
+    keep = [i for i, sentence in enumerate(controls) if sentence is not None]
+    pick = lambda column: [column[i] for i in keep]  # noqa: E731
+    negated, b, a, c = pick(items.negated), pick(items.antonym), pick(items.affirmative), pick(controls)
+    to_b, to_a, to_c = cache.cosine(negated, b), cache.cosine(negated, a), cache.cosine(negated, c)
+    return {"items": len(keep), "b_over_a": float((to_b > to_a).mean()), "b_over_c": float((to_b > to_c).mean()),
+            "c_over_a": float((to_c > to_a).mean())}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("models", nargs="+", help="label=model folder or hub name")
+    parser.add_argument("--seed", type=int, default=0, help="the draw of C (default 0)")
+    parser.add_argument("--out", type=Path, required=True, help="the Markdown table (its JSON goes beside it)")
+    args = parser.parse_args(argv)
+    bad = [m for m in args.models if "=" not in m]
+    if bad:
+        parser.error(f"models must be label=folder, got {', '.join(bad)}")
+    models = dict(m.split("=", 1) for m in args.models)
+    missing = [p for p in models.values() if not Path(p).exists() and not p.startswith("sentence-transformers/")]
+    if missing:
+        parser.error(f"no model folder at {', '.join(missing)}")
+    if not args.out.parent.is_dir():
+        parser.error(f"--out {args.out}: no folder {args.out.parent}")
+
+    from st_debias.evaluation import EmbeddingCache
+    from st_debias.paths import load_model, portable_path
+
+    subsets = probe_subsets()
+    curated = subsets["curated, all"]
+    pool = [swapped_words(a, b)[1] for a, b in zip(curated.affirmative, curated.antonym, strict=True)]
+    scores = {}
+    for label, path in models.items():
+        cache = EmbeddingCache(load_model(path))
+        scores[label] = {name: control_scores(cache, subsets[name], pool, args.seed) for name in SUBSETS}
+    lines = ["The negation-meaning dev probe against another adjective in the antonym's place (items; (i), (iv), (v) "
+             "per model; `probe_control.py`).", "",
+             "| subset | items | " + " | ".join(f"{label} {fig}" for label in models for fig, _ in FIGURES) + " |",
+             "|---|---:|" + "---:|" * (len(models) * len(FIGURES))]
+    for name in SUBSETS:
+        first = next(iter(scores.values()))[name]
+        cells = [f"{scores[label][name][key]:.3f}" for label in models for _, key in FIGURES]
+        lines.append(f"| {name} | {first['items']} | " + " | ".join(cells) + " |")
+    portable = {label: portable_path(path) if Path(path).exists() else path for label, path in models.items()}
+    write_table(args.out, lines, {"models": portable, "seed": args.seed, "scores": scores})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
