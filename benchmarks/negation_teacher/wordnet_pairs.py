@@ -43,7 +43,7 @@ def direct_adjective_antonyms() -> dict[str, set[str]]:
         for lemma in synset.lemmas():
             for antonym in lemma.antonyms():
                 direct[lemma.name().lower()].add(antonym.name().lower())
-    return direct
+    return dict(direct)
 
 
 def _indirect_adjective_antonyms() -> dict[str, set[str]]:
