@@ -17,6 +17,7 @@ import os
 from typing import Any
 
 from benchmarks.negation_meaning.held_out_pairs import training_half
+from benchmarks.negation_teacher.wordnet_pairs import sorted_pair
 from st_debias.data.text import swapped_words
 from st_debias.recipes.mix_sources import MixSource, SourceRows, meaning_rows, negation_meaning_quadruples
 
@@ -45,7 +46,7 @@ def phrase_rows(
     """
     quadruples, described = negation_meaning_quadruples(sentences, cache_dir)
     kept = [phrase_quadruple(quadruple[0], quadruple[2]) for quadruple in training_half(quadruples)]
-    pairs = {tuple(sorted((a, b))) for a, _, b, _ in kept}
+    pairs = {sorted_pair(a, b) for a, _, b, _ in kept}
     return meaning_rows(kept), {**described, "kept_quadruples": len(kept), "kept_pairs": len(pairs)}
 
 

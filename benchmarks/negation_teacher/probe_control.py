@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,8 @@ from typing import Any
 from benchmarks.harness.provenance import write_table
 from benchmarks.negation_teacher.probe_split import probe_subsets
 from benchmarks.negation_teacher.wordnet_pairs import direct_adjective_antonyms
-from st_debias.data.text import swapped_words
+from st_debias.data.lexicon import safe_antonym
+from st_debias.data.text import _WORD, swapped_words
 from st_debias.evaluation import EmbeddingCache
 
 SUBSETS = ("curated, all", "curated, other word", "curated, held-out half", "curated, held-out half, other word",
@@ -52,8 +52,6 @@ def _synonyms(word: str) -> frozenset[str]:
 
 def unrelated(a: str, b: str, c: str) -> bool:
     """Whether C may stand in for B as "another adjective" for the pair (A, B) (module docstring)."""
-    from st_debias.data.lexicon import safe_antonym
-
     antonyms = direct_adjective_antonyms()
     return (c not in {a, b} and safe_antonym(a) != c and all(c not in antonyms.get(w, ()) for w in (a, b))
             and all(c not in _synonyms(w) for w in (a, b)))
@@ -62,7 +60,7 @@ def unrelated(a: str, b: str, c: str) -> bool:
 def replaced_word(sentence: str, old: str, new: str) -> str | None:
     """``sentence`` with its one word ``old`` (lower-cased, as :func:`~st_debias.data.text.words` reads it) replaced
     by ``new``; None when ``old`` is not exactly one of its words."""
-    matches = [m for m in re.finditer(r"[\w'’]+", sentence) if m.group().lower() == old]
+    matches = [m for m in _WORD.finditer(sentence) if m.group().lower() == old]  # the words' own pattern
     if len(matches) != 1:
         return None
     match = matches[0]
