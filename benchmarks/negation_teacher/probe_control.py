@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,7 @@ from benchmarks.harness.provenance import write_table
 from benchmarks.negation_teacher.probe_split import probe_subsets
 from benchmarks.negation_teacher.wordnet_pairs import direct_adjective_antonyms
 from st_debias.data.lexicon import safe_antonym
-from st_debias.data.text import _WORD, swapped_words
+from st_debias.data.text import swapped_words
 from st_debias.evaluation import EmbeddingCache
 
 SUBSETS = ("curated, all", "curated, other word", "curated, held-out half", "curated, held-out half, other word",
@@ -60,7 +61,7 @@ def unrelated(a: str, b: str, c: str) -> bool:
 def replaced_word(sentence: str, old: str, new: str) -> str | None:
     """``sentence`` with its one word ``old`` (lower-cased, as :func:`~st_debias.data.text.words` reads it) replaced
     by ``new``; None when ``old`` is not exactly one of its words."""
-    matches = [m for m in _WORD.finditer(sentence) if m.group().lower() == old]  # the words' own pattern
+    matches = [m for m in re.finditer(r"[\w'’]+", sentence) if m.group().lower() == old]
     if len(matches) != 1:
         return None
     match = matches[0]
