@@ -43,7 +43,7 @@ The lab's entry points (``benchmarks/pyproject.toml``) add the class to the reci
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import torch
@@ -110,6 +110,8 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
         embedding_columns: str = "anchor",
         projection_sentences: int = 4096,
         group_weights: dict[str, float] | None = None,
+        dropout_columns: Sequence[str] = ("anchor",),
+        contrastive_weight: float = 1.0,
     ) -> None:
         """``MarginNegationLoss``'s arguments, the teacher's (``TeacherStructureMarginLoss``), and:
 
@@ -132,7 +134,8 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
         """
         super().__init__(model, teacher=teacher, teacher_weight=teacher_weight, teacher_max_seq_length=teacher_max_seq_length,
                          teacher_pairs="rows", alpha=alpha, beta=beta, margin_weight=margin_weight, scale=scale,
-                         contrastive=contrastive, return_parts=return_parts)
+                         contrastive=contrastive, return_parts=return_parts, dropout_columns=dropout_columns,
+                         contrastive_weight=contrastive_weight)
         if distill not in DISTILL:
             raise ValueError(f"TeacherDistillMarginLoss: distill must be one of {DISTILL}, got {distill!r}.")
         if distill_rows not in DISTILL_ROWS:

@@ -31,7 +31,7 @@ with ``teacher: <model path>``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -63,6 +63,8 @@ class TeacherStructureMarginLoss(MarginNegationLoss):
         scale: float = 20.0,
         contrastive: str = "dropout",
         return_parts: bool = True,
+        dropout_columns: Sequence[str] = ("anchor",),
+        contrastive_weight: float = 1.0,
     ) -> None:
         """``MarginNegationLoss`` with the same arguments, plus the teacher's structure term (module docstring).
 
@@ -80,7 +82,8 @@ class TeacherStructureMarginLoss(MarginNegationLoss):
                 ``teacher``.
         """
         super().__init__(model, alpha=alpha, beta=beta, margin_weight=margin_weight, scale=scale,
-                         contrastive=contrastive, return_parts=return_parts)
+                         contrastive=contrastive, return_parts=return_parts, dropout_columns=dropout_columns,
+                         contrastive_weight=contrastive_weight)
         core.check_non_negative(teacher_weight, "teacher_weight", "TeacherStructureMarginLoss")
         if model is not None and not teacher:
             raise ValueError("TeacherStructureMarginLoss: name the teacher model (teacher: <name or folder>).")

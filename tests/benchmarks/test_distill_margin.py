@@ -84,6 +84,31 @@ def test_matches_the_float64_reference_and_passes_gradcheck(distill: str) -> Non
                                     tuple(columns))
 
 
+def test_the_negation_columns_view_is_the_librarys_and_leaves_the_teacher_term() -> None:
+    """``dropout_columns``/``contrastive_weight`` reach ``MarginNegationLoss``: its parts are the library loss's with the
+    same arguments, and the floor is the same as with the anchor's view (the views are not distilled)."""
+    generator = torch.Generator().manual_seed(1)
+    columns = [torch.randn(5, 6, generator=generator, dtype=torch.float64, requires_grad=True) for _ in range(4)]
+    teacher = torch.randn(15, 10, generator=generator, dtype=torch.float64)
+    options = {"alpha": 0.1, "beta": 0.3, "margin_weight": 0.5, "scale": 5.0}
+    viewed = TeacherDistillMarginLoss(None, teacher_weight=0.7, distill="margin_floor", dropout_columns=["negation"],
+                                      contrastive_weight=0.5, **options)
+    parts = viewed.compute_loss_from_embeddings(columns, teacher=teacher)
+    library = MarginNegationLoss(None, dropout_columns=["negation"], contrastive_weight=0.5, return_parts=True, **options)
+    expected = library.compute_loss_from_embeddings(columns)
+    assert set(parts) == {*expected, "teacher"}
+    for name, value in expected.items():
+        assert parts[name].item() == pytest.approx(value.item(), rel=1e-12)
+    anchor_view = TeacherDistillMarginLoss(None, teacher_weight=0.7, distill="margin_floor", **options)
+    assert parts["teacher"].item() == pytest.approx(
+        anchor_view.compute_loss_from_embeddings(columns, teacher=teacher)["teacher"].item(), rel=1e-12)
+    assert parts["contrastive_negation"].item() == pytest.approx(
+        0.5 * MarginNegationLoss(None, dropout_columns=["negation"], return_parts=True, **options)
+        .compute_loss_from_embeddings(columns)["contrastive_negation"].item(), rel=1e-12)
+    config = viewed.get_config_dict()
+    assert config["dropout_columns"] == ["negation"] and config["contrastive_weight"] == 0.5
+
+
 def test_margin_floor_is_zero_where_the_student_separates_more_than_the_teacher() -> None:
     """A row the student separates more than the teacher adds nothing (no pull back toward the teacher's margin);
     a row it separates less adds the squared shortfall, as MarginMSE would."""
