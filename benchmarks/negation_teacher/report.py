@@ -42,7 +42,8 @@ ORDER = ("v6-halfpairs", "v6-halfpairs-marginmse", "v6-halfpairs-marginmse-meani
          "v6-halfpairs-marginfloor-embed-anchor", "v6-halfpairs-marginfloor-embed-all",
          "v6-halfpairs-marginfloor-negation", "v6-halfpairs-marginfloor-nonegation", "v6-halfpairs-marginfloor-nonegedit",
          "v6-halfpairs-marginfloor-negedit03", "v6-halfpairs-marginfloor-negedit03-other2",
-         "v6-halfpairs-marginfloor-negedit03-other2-negviews05", "v6-halfpairs-phrases-marginfloor-negedit03-other2", "v6-halfpairs-affirmative-marginfloor-nonegedit",
+         "v6-halfpairs-marginfloor-negedit03-other2-negviews05", "v6-halfpairs-phrases-marginfloor-negedit03-other2",
+         "v6-halfpairs-affirmative-marginfloor-nonegedit",
          "v6-wordnet-half", "v6-wordnet-half-marginmse", "v6-wordnet-half-marginfloor",
          "plain-distill-mse", "plain-distill-mse-fitted")
 LABELS = {
