@@ -112,9 +112,10 @@ def wiki_sentences() -> list[str]:
     return first_sentences(512)
 
 
-def train_tiny(model, output_dir: Path, callbacks: list, steps: int = 3, resume: str | None = None, **arguments) -> None:
-    """A few steps of MarginNegationLoss on four fixed rows at learning rate 1e-2 (constant), with ``callbacks``
-    (``arguments``: more training arguments; ``resume``: a checkpoint to continue from)."""
+def train_tiny(model, output_dir: Path, callbacks: list, steps: int = 3, resume: str | None = None, loss=None,
+               **arguments) -> None:
+    """A few steps of ``loss`` (default: MarginNegationLoss) on four fixed rows at learning rate 1e-2 (constant),
+    with ``callbacks`` (``arguments``: more training arguments; ``resume``: a checkpoint to continue from)."""
     from datasets import Dataset
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
 
@@ -129,6 +130,7 @@ def train_tiny(model, output_dir: Path, callbacks: list, steps: int = 3, resume:
         output_dir=str(output_dir), max_steps=steps, per_device_train_batch_size=4, learning_rate=1e-2,
         lr_scheduler_type="constant", report_to="none", disable_tqdm=True, **({"save_strategy": "no"} | arguments),
     )
-    loss = MarginNegationLoss(model, alpha=0.5, beta=0.6, margin_weight=1.0)
+    if loss is None:
+        loss = MarginNegationLoss(model, alpha=0.5, beta=0.6, margin_weight=1.0)
     trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=rows, loss=loss, callbacks=callbacks)
     trainer.train(resume_from_checkpoint=resume)

@@ -42,7 +42,8 @@ ORDER = ("v6-halfpairs", "v6-halfpairs-marginmse", "v6-halfpairs-marginmse-meani
          "v6-halfpairs-marginfloor-embed-anchor", "v6-halfpairs-marginfloor-embed-all",
          "v6-halfpairs-marginfloor-negation", "v6-halfpairs-marginfloor-nonegation", "v6-halfpairs-marginfloor-nonegedit",
          "v6-halfpairs-marginfloor-negedit03", "v6-halfpairs-marginfloor-negedit03-other2",
-         "v6-halfpairs-marginfloor-negedit03-other2-negviews05", "v6-halfpairs-phrases-marginfloor-negedit03-other2",
+         "v6-halfpairs-marginfloor-negedit03-other2-negviews05", "v6-halfpairs-marginfloor-negedit03-other2-negviews05-ramp",
+         "v6-halfpairs-phrases-marginfloor-negedit03-other2",
          "v6-halfpairs-affirmative-marginfloor-nonegedit",
          "v6-wordnet-half", "v6-wordnet-half-marginmse", "v6-wordnet-half-marginfloor",
          "plain-distill-mse", "plain-distill-mse-fitted")
@@ -68,6 +69,8 @@ LABELS = {
     "v6-halfpairs-marginfloor-negedit03-other2": "+ the floor, 0.1 per row, 0.03 on the negation edits, 0.2 on the other edits",
     "v6-halfpairs-marginfloor-negedit03-other2-negviews05": ("+ the floor, 0.1 per row, 0.03 on the negation edits, 0.2 on the "
                                                              "other edits, the negation column's dropout view at half weight"),
+    "v6-halfpairs-marginfloor-negedit03-other2-negviews05-ramp": ("the same, its teacher term zero to 10 % of the steps, rising "
+                                                                  "to full weight at 50 %"),
     "v6-halfpairs-phrases-marginfloor-negedit03-other2": ("+ 5 % rows (\"not A\", \"B\", \"not B\") for minimal pairs, the floor, 0.1 per row, 0.03 on the "
                                                            "negation edits, 0.2 on the other edits"),
     "v6-halfpairs-affirmative-marginfloor-nonegedit": ("+ 10 % rows (\"X is not A\", \"X is B\", \"X is A\") for minimal pairs, the floor on every "
