@@ -2,15 +2,17 @@
 st_debias's recipe-extension seam, ``st_debias.recipe_extensions`` in ``benchmarks/pyproject.toml``).
 
 With ``teacher_ramp: [start, end]`` (fractions of the run's optimiser steps, 0 ≤ start < end ≤ 1) a loss's
-``teacher_weight`` w is scaled at step k of K by
+``teacher_weight`` w is scaled at step k of K (k = 0 … K − 1) by
 
     clip((k / K − start) / (end − start), 0, 1),
 
-so it is zero up to ``start`` of the schedule, rises linearly, and is the recipe's w from ``end`` on. The floor at
-full weight from the first step took STS-B dev under the start model around the learning rate's peak on a 500-step
-run; ``[0.1, 0.5]`` starts it when the warm-up ends and gives it full weight once the rate has fallen by half.
-The step is the trainer's, so a resumed run takes the weight of the step it resumes at. At weight zero the teacher
-still embeds its rows, and the student draws the same dropout masks as the run with the term throughout.
+so it is zero up to ``start`` of the schedule, rises linearly, and is the recipe's w from ``end`` on (with ``end``
+1, the last step takes 1 − 1/((1 − start) K) of it). The floor at full weight from the first step took STS-B dev
+under the start model around the learning rate's peak on a 500-step run; ``[0.1, 0.5]`` starts it when the
+warm-up ends and gives it full weight once the rate is down to about 0.56 of its peak. The step is the trainer's,
+so a resumed run takes the weight of the step it resumes at. At weight zero the teacher still embeds its rows, and
+the student draws the same dropout masks as the run with the term throughout. The ramp finds the loss's
+``teacher_weight`` inside the wrappers other settings put around it (``loss.preservation_weight``).
 """
 
 from __future__ import annotations
@@ -70,13 +72,25 @@ class TeacherRamp(RecipeExtension):
             raise ValueError(f"loss.teacher_ramp scales a loss's teacher_weight, which {recipe.loss.name} does not take.")
 
     def wrap_loss(self, loss: Any, model: Any) -> Any:
-        self.loss = loss  # the recipe's own loss: the ramp sets its teacher_weight
+        """The loss unchanged; the ramp holds the loss that owns ``teacher_weight``, inside any wrappers.
+
+        Raises:
+            ValueError: neither the loss nor a loss it wraps has ``teacher_weight``.
+        """
+        if self.values["teacher_ramp"] is None:
+            return loss
+        owner = loss
+        while not hasattr(owner, "teacher_weight") and hasattr(owner, "loss"):
+            owner = owner.loss
+        if not hasattr(owner, "teacher_weight"):
+            raise ValueError(f"loss.teacher_ramp: the run's loss ({type(loss).__name__}) has no teacher_weight to ramp.")
+        self.loss = owner
         return loss
 
     def callbacks(self) -> list[Any]:
         ramp = self.values["teacher_ramp"]
         if ramp is None:
             return []
-        if self.loss is None or not hasattr(self.loss, "teacher_weight"):
-            raise ValueError("loss.teacher_ramp: the run's loss has no teacher_weight to ramp.")
+        if self.loss is None:
+            raise ValueError("loss.teacher_ramp: the run built its callbacks before its loss (wrap_loss).")
         return [ramp_callback(self.loss, float(ramp[0]), float(ramp[1]))]

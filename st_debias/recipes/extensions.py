@@ -111,5 +111,6 @@ def split_extension_values(section: str, values: dict[str, Any]) -> tuple[dict[s
 
 
 def recipe_extensions(recipe: Recipe) -> list[RecipeExtension]:
-    """The extensions ``recipe`` sets keys of, built with its values, in registration order."""
+    """The extensions ``recipe`` sets keys of, built with its values, in the order of ``recipe.extensions`` (its
+    sections' order, data, loss, training, then each section's key order): the order their hooks run in."""
     return [RECIPE_EXTENSIONS[name](**values) for name, values in recipe.extensions.items()]

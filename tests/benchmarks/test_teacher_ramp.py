@@ -8,6 +8,7 @@ from transformers import TrainerCallback
 
 from benchmarks.negation_teacher.distill_margin import TeacherDistillMarginLoss
 from benchmarks.negation_teacher.teacher_ramp import TeacherRamp, ramp_share
+from st_debias.losses import MarginNegationLoss, SimilarityPreservation
 from st_debias.recipes import load_recipe
 from st_debias.recipes.extensions import RECIPE_EXTENSIONS
 from tests.conftest import train_tiny
@@ -20,35 +21,43 @@ def test_the_share_is_zero_before_start_linear_between_and_one_after_end() -> No
 
 
 class RecordTeacherWeight(TrainerCallback):
-    """The loss's teacher weight at each optimiser step (read after the ramp set it, before the next)."""
+    """The loss's teacher weight at each optimiser step, and the teacher term the trainer logged for it."""
 
     def __init__(self, loss: TeacherDistillMarginLoss) -> None:
-        self.loss, self.weights = loss, {}
+        self.loss, self.weights, self.terms = loss, {}, {}
 
     def on_step_end(self, args, state, control, **kwargs):
         self.weights[state.global_step - 1] = self.loss.teacher_weight
 
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if logs and "teacher" in logs:
+            self.terms[state.global_step - 1] = float(logs["teacher"])
+
 
 def _ramped_run(tiny_model, tiny_model_other, tmp_path, steps: int, resume: str | None = None, **arguments) -> dict:
-    loss = TeacherDistillMarginLoss(tiny_model, teacher="unused: set below", teacher_weight=0.1, distill="margin_floor")
+    loss = TeacherDistillMarginLoss(tiny_model, teacher="unused: set below", teacher_weight=1000.0,
+                                    distill="margin_floor")
     loss._teacher.append(tiny_model_other)
     ramp = TeacherRamp(teacher_ramp=[0.25, 0.75])
     assert ramp.wrap_loss(loss, tiny_model) is loss
     recorder = RecordTeacherWeight(loss)
-    train_tiny(tiny_model, tmp_path, [*ramp.callbacks(), recorder], steps=steps, resume=resume, loss=loss, **arguments)
-    return recorder.weights
+    train_tiny(tiny_model, tmp_path, [*ramp.callbacks(), recorder], steps=steps, resume=resume, loss=loss,
+               logging_steps=1, **arguments)
+    return recorder
 
 
 def test_the_ramp_sets_the_teacher_weight_by_the_trainers_step(tiny_model, tiny_model_other, tmp_path) -> None:
-    weights = _ramped_run(tiny_model, tiny_model_other, tmp_path, steps=4)
-    assert weights == pytest.approx({0: 0.0, 1: 0.0, 2: 0.05, 3: 0.1})
+    recorder = _ramped_run(tiny_model, tiny_model_other, tmp_path, steps=4)
+    assert recorder.weights == pytest.approx({0: 0.0, 1: 0.0, 2: 500.0, 3: 1000.0})
+    # The term the steps trained with, not only the attribute (a large weight, so that the floor shows at all).
+    assert recorder.terms[0] == recorder.terms[1] == 0.0 < recorder.terms[3]
 
 
 def test_a_resumed_run_takes_the_weight_of_the_step_it_resumes_at(tiny_model, tiny_model_other, tmp_path) -> None:
     """Failure mode: a ramp counting its own calls starts a resumed run from zero again."""
     _ramped_run(tiny_model, tiny_model_other, tmp_path, steps=4, save_strategy="steps", save_steps=2)
     resumed = _ramped_run(tiny_model, tiny_model_other, tmp_path, steps=4, resume=str(tmp_path / "checkpoint-2"))
-    assert resumed == pytest.approx({2: 0.05, 3: 0.1})
+    assert resumed.weights == pytest.approx({2: 500.0, 3: 1000.0})
 
 
 RECIPE = """name: r
@@ -76,9 +85,18 @@ def test_teacher_ramp_is_a_recipe_setting_and_bad_values_are_refused(tmp_path) -
         load_recipe(path)
 
 
-def test_a_run_whose_loss_has_no_teacher_weight_is_refused() -> None:
+def test_the_ramp_finds_the_teacher_weight_inside_another_settings_wrapper(tiny_model) -> None:
+    """Failure mode: with ``preservation_weight`` before ``teacher_ramp`` in a recipe, the ramp is handed the
+    SimilarityPreservation wrapper, which has no teacher_weight of its own."""
+    loss = TeacherDistillMarginLoss(tiny_model, teacher="unused", teacher_weight=0.1)
+    wrapped = SimilarityPreservation(tiny_model, loss, weight=0.3)
     ramp = TeacherRamp(teacher_ramp=[0.1, 0.5])
-    ramp.wrap_loss(object(), None)
-    with pytest.raises(ValueError, match="no teacher_weight to ramp"):
-        ramp.callbacks()
+    assert ramp.wrap_loss(wrapped, tiny_model) is wrapped and ramp.loss is loss
+
+
+def test_a_run_whose_loss_has_no_teacher_weight_is_refused_before_training(tiny_model) -> None:
+    with pytest.raises(ValueError, match=r"loss \(MarginNegationLoss\) has no teacher_weight to ramp"):
+        TeacherRamp(teacher_ramp=[0.1, 0.5]).wrap_loss(MarginNegationLoss(tiny_model), tiny_model)
+    with pytest.raises(ValueError, match="callbacks before its loss"):
+        TeacherRamp(teacher_ramp=[0.1, 0.5]).callbacks()
     assert TeacherRamp().callbacks() == [], "without the setting no callback is added"
