@@ -34,7 +34,8 @@ class RecordTeacherWeight(TrainerCallback):
             self.terms[state.global_step - 1] = float(logs["teacher"])
 
 
-def _ramped_run(tiny_model, tiny_model_other, tmp_path, steps: int, resume: str | None = None, **arguments) -> dict:
+def _ramped_run(tiny_model, tiny_model_other, tmp_path, steps: int, resume: str | None = None,
+                **arguments) -> RecordTeacherWeight:
     loss = TeacherDistillMarginLoss(tiny_model, teacher="unused: set below", teacher_weight=1000.0,
                                     distill="margin_floor")
     loss._teacher.append(tiny_model_other)
