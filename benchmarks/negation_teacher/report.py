@@ -43,6 +43,7 @@ ORDER = ("v6-halfpairs", "v6-halfpairs-marginmse", "v6-halfpairs-marginmse-meani
          "v6-halfpairs-marginfloor-negation", "v6-halfpairs-marginfloor-nonegation", "v6-halfpairs-marginfloor-nonegedit",
          "v6-halfpairs-marginfloor-negedit03", "v6-halfpairs-marginfloor-negedit03-other2",
          "v6-halfpairs-marginfloor-negedit03-other2-negviews05", "v6-halfpairs-marginfloor-negedit03-other2-negviews05-ramp",
+         "v6-halfpairs-marginfloor-negedit03-other2-negviews05-w003",
          "v6-halfpairs-phrases-marginfloor-negedit03-other2",
          "v6-halfpairs-affirmative-marginfloor-nonegedit",
          "v6-wordnet-half", "v6-wordnet-half-marginmse", "v6-wordnet-half-marginfloor",
@@ -71,6 +72,8 @@ LABELS = {
                                                              "other edits, the negation column's dropout view at half weight"),
     "v6-halfpairs-marginfloor-negedit03-other2-negviews05-ramp": ("the same, its teacher term zero to 10 % of the steps, rising "
                                                                   "to full weight at 50 %"),
+    "v6-halfpairs-marginfloor-negedit03-other2-negviews05-w003": ("the negation view's floor at teacher weight 0.03 (0.3 of its push on every row), "
+                                                                  "no ramp"),
     "v6-halfpairs-phrases-marginfloor-negedit03-other2": ("+ 5 % rows (\"not A\", \"B\", \"not B\") for minimal pairs, the floor, 0.1 per row, 0.03 on the "
                                                            "negation edits, 0.2 on the other edits"),
     "v6-halfpairs-affirmative-marginfloor-nonegedit": ("+ 10 % rows (\"X is not A\", \"X is B\", \"X is A\") for minimal pairs, the floor on every "
@@ -122,12 +125,13 @@ def gradient_share_table(entries: dict[str, dict]) -> list[str]:
 
 
 def split_table(path: Path) -> list[str]:
-    """The probe by subset of one ``probe_split.py`` file: (i) / (ii) / (iii) per model."""
+    """The probe on the held-out subsets of one ``probe_split.py`` file (pairs no training row used): (i) / (ii) /
+    (iii) per model. The file's own table (``.md`` beside it) has every subset."""
     if not path.is_file():
         return []
     data = json.loads(path.read_text(encoding="utf-8"))
     models, scores = list(data["models"]), data["scores"]
-    subsets = [s for s in next(iter(scores.values())) if all(s in scores[m] for m in models)]
+    subsets = [s for s in next(iter(scores.values())) if "held-out" in s and all(s in scores[m] for m in models)]
     lines = ["| subset | items | " + " | ".join(f"{m} (i) / (ii) / (iii)" for m in models) + " |",
              "|---|---:|" + "---|" * len(models)]
     for subset in subsets:
