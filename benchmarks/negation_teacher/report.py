@@ -1,6 +1,6 @@
 """The study's tables, from its result files: the development figures of every variant (``select_dev.py``'s files
 in ``results/dev-100/``), each teacher variant's gradient shares by loss part (from the same files' training logs),
-the negation-meaning probe by subset (``results/probe_split.json`` and ``results/probe_split_floor.json``), and the
+the negation-meaning probe on the held-out subsets (``results/probe_split.json`` and ``results/probe_split_floor.json``), and the
 500-step runs' development figures (``results/dev-500/``) beside version 6's (``../budget/results/v6/cpu-dev-500/``),
 written into the README (``--check``: exit 1 when it is out of date).
 
@@ -72,8 +72,8 @@ LABELS = {
                                                              "other edits, the negation column's dropout view at half weight"),
     "v6-halfpairs-marginfloor-negedit03-other2-negviews05-ramp": ("the same, its teacher term zero to 10 % of the steps, rising "
                                                                   "to full weight at 50 %"),
-    "v6-halfpairs-marginfloor-negedit03-other2-negviews05-w003": ("the negation view's floor at teacher weight 0.03 (0.3 of its push on every row), "
-                                                                  "no ramp"),
+    "v6-halfpairs-marginfloor-negedit03-other2-negviews05-w003": ("the negation view's floor, no ramp, at teacher weight 0.03 (0.3 of its push on "
+                                                                  "every row)"),
     "v6-halfpairs-phrases-marginfloor-negedit03-other2": ("+ 5 % rows (\"not A\", \"B\", \"not B\") for minimal pairs, the floor, 0.1 per row, 0.03 on the "
                                                            "negation edits, 0.2 on the other edits"),
     "v6-halfpairs-affirmative-marginfloor-nonegedit": ("+ 10 % rows (\"X is not A\", \"X is B\", \"X is A\") for minimal pairs, the floor on every "
