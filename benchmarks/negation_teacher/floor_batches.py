@@ -1,0 +1,253 @@
+"""Which rows the teacher's floor pushes, batch by batch, over the steps where STS-B dev dips.
+
+Every teacher run of this study falls under the start model on STS-B dev at step 100 of 500, where version 6 on the
+same rows and batches does not. This script rebuilds a recipe's training rows and the trainer's batches (the same
+builder, mix, no-duplicates sampler and seed as ``select_dev.py``), and scores the floor of
+``TeacherDistillMarginLoss`` on every row of the chosen steps with each given student (no dropout) against the
+teacher: per row its group (``row_group``), whether its positive is its anchor (rows without a paraphrase: the
+teacher's own cosine there is 1, so its margin is 1 − t(a, n)), the teacher's margin t(a, p) − t(a, n), the
+student's s(a, p) − s(a, n) and its weighted push w · g · max(0, t-margin − s-margin)² / B. Per model it also
+measures the dropout gap 1 − s(a, a) on those identical rows (two dropout passes, as in training), the part of the
+student's margin that the teacher's never has.
+
+    python benchmarks/negation_teacher/floor_batches.py \
+        benchmarks/negation_teacher/configs/v6-halfpairs-marginfloor-negedit03-other2-negviews05-w003.yaml \
+        start=sentence-transformers/all-MiniLM-L6-v2 step50=CHECKPOINT step100=CHECKPOINT \
+        --out benchmarks/negation_teacher/results/floor_batches.md
+
+Writes the Markdown table, its JSON and a plot of the push per step by group (``.png``) beside ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+WINDOW = 25  # steps per row of the table: the evaluation interval of the runs
+
+
+def training_rows(recipe: Any) -> Any:
+    """The rows a training run of ``recipe`` trains on, built and mixed as ``train_recipe`` does (cached)."""
+    from st_debias.data.kinds import DATA_KINDS
+    from st_debias.recipes.data import build_rows, read_corpus
+    from st_debias.recipes.extensions import recipe_extensions
+    from st_debias.recipes.train import load_start_model
+
+    training = recipe.training
+    wanted = training.rows_wanted()
+    sentences = read_corpus(None, training.sentences or DATA_KINDS[recipe.data.kind].oversample * wanted)
+    mix_count = next((n for e in recipe_extensions(recipe) if (n := e.mix_corpus_sentences()) is not None), None)
+    mix_sentences = read_corpus(None, mix_count) if mix_count else None
+    model = load_start_model(None)
+    model.max_seq_length = training.max_seq_length
+    rows, _ = build_rows(recipe, sentences, model, show_progress_bar=False, max_rows=wanted,
+                         mix_sentences=mix_sentences)
+    return rows
+
+
+def training_batches(rows: Any, batch_size: int, seed: int) -> list[list[int]]:
+    """The row indices of each optimiser step's batch, from the sampler and generator the trainer builds for
+    ``st_debias``'s training arguments (no duplicates, last partial batch dropped, one epoch)."""
+    import torch
+    from sentence_transformers.base.sampler import NoDuplicatesBatchSampler
+
+    sampler = NoDuplicatesBatchSampler(rows, batch_size=batch_size, drop_last=True, valid_label_columns=None,
+                                       generator=torch.Generator().manual_seed(seed), seed=seed)
+    return list(sampler)
+
+
+def margin(columns: Sequence[Any]) -> Any:
+    """cos(a, p) − cos(a, n) per row of (anchor, positive, negative) embeddings."""
+    from sentence_transformers.util import pairwise_cos_sim
+
+    return pairwise_cos_sim(columns[0], columns[1]) - pairwise_cos_sim(columns[0], columns[2])
+
+
+def row_pushes(teacher: Sequence[Any], student: Sequence[Any], weights: Any, batch_rows: int,
+               teacher_weight: float) -> Any:
+    """Each row's weighted push w · g · max(0, (t_ap − t_an) − (s_ap − s_an))² / B. ``teacher`` and ``student``:
+    the (anchor, positive, negative) embeddings of the rows, unit length or not."""
+    return teacher_weight * weights * (margin(teacher) - margin(student)).clamp(min=0).pow(2) / batch_rows
+
+
+def dropout_gap(model: Any, texts: list[str], seed: int = 0) -> float:
+    """Mean 1 − cos between two dropout passes of each text: the student's s(a, a) under training's dropout."""
+    import torch
+    from sentence_transformers.util import pairwise_cos_sim
+
+    torch.manual_seed(seed)
+    features = model.tokenize(texts)
+    model.train()
+    try:
+        with torch.no_grad():
+            first, second = (model(dict(features))["sentence_embedding"] for _ in range(2))
+    finally:
+        model.eval()
+    return float((1 - pairwise_cos_sim(first, second)).mean())
+
+
+def teacher_margins(loss: Any, texts: list[tuple[str, str, str]]) -> tuple[list[tuple[str, str, str]], Any]:
+    """The rows as the student's tokens decode them (what the teacher reads in training) and the teacher's
+    (anchor, positive, negative) embeddings of them."""
+    decoded = [loss.decoded_texts(loss.model.tokenize(list(column))) for column in zip(*texts, strict=True)]
+    teacher = loss.teacher_embeddings([text for column in decoded for text in column]).float().chunk(3)
+    return list(zip(*decoded, strict=True)), teacher
+
+
+def student_embeddings(model: Any, texts: list[tuple[str, str, str]]) -> list[Any]:
+    """The student's (anchor, positive, negative) embeddings, no dropout, at its ``max_seq_length``."""
+    return [model.encode(list(column), convert_to_tensor=True, batch_size=256, show_progress_bar=False)
+            for column in zip(*texts, strict=True)]
+
+
+def summarise(records: list[dict[str, Any]], steps: range, groups: Sequence[str]) -> dict[str, Any]:
+    """Per window of steps and per group (and identical / paraphrase positive): rows, rows pushed, push per step."""
+    out: dict[str, Any] = {}
+    for start in range(steps.start, steps.stop, WINDOW):
+        window = [r for r in records if start <= r["step"] < start + WINDOW]
+        count = len({r["step"] for r in window}) or 1
+        cells = {}
+        for group in groups:
+            for identical in (True, False):
+                picked = [r for r in window if r["group"] == group and r["identical"] == identical]
+                cells[f"{group}, {'identical' if identical else 'paraphrase'}"] = {
+                    "rows": len(picked), "pushed": sum(r["push"] > 0 for r in picked),
+                    "push_per_step": sum(r["push"] for r in picked) / count,
+                    **{f"{side}_margin": sum(r[f"{side}_margin"] for r in picked) / len(picked) if picked else None
+                       for side in ("teacher", "student")},
+                }
+        out[f"{start}-{min(start + WINDOW, steps.stop) - 1}"] = cells
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("config", type=Path, help="the recipe the runs trained (a configs/*.yaml)")
+    parser.add_argument("models", nargs="+", help="label=model folder or hub name: the students to score")
+    parser.add_argument("--steps", type=int, default=500, help="the runs' optimiser steps (their schedule)")
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--first", type=int, default=51, help="first step scored (1-based)")
+    parser.add_argument("--last", type=int, default=175, help="last step scored")
+    parser.add_argument("--out", type=Path, required=True, help="the Markdown table (JSON and PNG beside it)")
+    args = parser.parse_args(argv)
+    if not args.config.is_file():
+        parser.error(f"config: no file at {args.config}")
+    if not 1 <= args.first <= args.last <= args.steps:
+        parser.error(f"--first/--last: need 1 ≤ first ≤ last ≤ --steps, got {args.first}, {args.last}, {args.steps}")
+    models = dict(m.split("=", 1) for m in args.models)
+    missing = [p for p in models.values() if not p.startswith("sentence-transformers/") and not Path(p).exists()]
+    if missing:
+        parser.error(f"no model folder at {', '.join(missing)}")
+    report(args, models)
+    return 0
+
+
+def report(args: argparse.Namespace, models: dict[str, str]) -> None:
+    import torch
+
+    from benchmarks.harness.provenance import write_table
+    from benchmarks.negation_teacher.distill_margin import ROW_GROUPS, TeacherDistillMarginLoss, row_group
+    from st_debias.paths import load_model, portable_path
+    from st_debias.recipes import load_recipe, override
+    from st_debias.recipes.losses import resolve_params
+
+    recipe = override(load_recipe(args.config), steps=args.steps, batch_size=64, max_seq_length=32, eval_steps=25,
+                      seed=args.seed)
+    print(f"[floor] building the rows of {args.config.name} and the trainer's batches…", flush=True)
+    rows = training_rows(recipe)
+    batches = training_batches(rows, recipe.training.batch_size, args.seed)[args.first - 1:args.last]
+    texts = [(rows[i]["anchor"], rows[i]["positive"], rows[i]["negative"]) for batch in batches for i in batch]
+    steps = [args.first + k for k, batch in enumerate(batches) for _ in batch]
+    params = resolve_params(recipe.loss.params)
+    group_weights = params.get("group_weights") or {}
+    results, gaps = {}, {}
+    first = load_model(next(iter(models.values())))
+    first.max_seq_length = recipe.training.max_seq_length
+    print(f"[floor] the teacher embeds the {len(texts):,} rows of steps {args.first}–{args.last}…", flush=True)
+    decoded, teacher = teacher_margins(TeacherDistillMarginLoss(first, **params), texts)
+    groups = [row_group(*row) for row in decoded]
+    identical = [row[0] == row[1] for row in decoded]
+    weights = torch.tensor([group_weights.get(g, 1.0) for g in groups])
+    same = [row[0] for row, i in zip(texts, identical, strict=True) if i][:512]
+    for label, name in models.items():
+        print(f"[floor] scoring them with {label}…", flush=True)
+        model = load_model(name)
+        model.max_seq_length = recipe.training.max_seq_length
+        student = student_embeddings(model, texts)
+        pushes = row_pushes(teacher, student, weights, recipe.training.batch_size,
+                            float(params.get("teacher_weight", 1.0)))
+        records = [{"step": s, "group": g, "identical": i, "push": p, "teacher_margin": t, "student_margin": m}
+                   for s, g, i, p, t, m in zip(steps, groups, identical, pushes.tolist(), margin(teacher).tolist(),
+                                               margin(student).tolist(), strict=True)]
+        results[label] = {"windows": summarise(records, range(args.first, args.last + 1), ROW_GROUPS),
+                          "per_step": per_step(records, ROW_GROUPS)}
+        gaps[label] = dropout_gap(model, same) if same else None
+        if label == next(iter(models)):
+            top = [{"step": steps[k], "group": groups[k], "push": float(pushes[k]), "row": list(decoded[k])}
+                   for k in pushes.argsort(descending=True)[:10].tolist()]
+    write_table(args.out, table(results, gaps, models), {
+        "config": portable_path(args.config), "models": {k: portable_path(v) if Path(v).exists() else v
+                                                          for k, v in models.items()},
+        "steps": [args.first, args.last], "seed": args.seed, "dropout_gap": gaps, "results": results,
+        "top_rows_first_model": top,
+    })
+    plot(results, args.out.with_suffix(".png"), ROW_GROUPS)
+
+
+def per_step(records: list[dict[str, Any]], groups: Sequence[str]) -> dict[str, dict[int, float]]:
+    """Push per step and group (identical positives apart), for the plot."""
+    out: dict[str, dict[int, float]] = {}
+    for r in records:
+        key = f"{r['group']}{', identical' if r['identical'] else ''}"
+        out.setdefault(key, {}).setdefault(r["step"], 0.0)
+        out[key][r["step"]] += r["push"]
+    return {k: out[k] for k in sorted(out, key=lambda k: (groups.index(k.split(",")[0]), k))}
+
+
+def table(results: dict[str, Any], gaps: dict[str, float | None], models: dict[str, str]) -> list[str]:
+    lines = ["The floor's push per step (×1e4) by row group and positive, per window of steps: push (rows pushed / rows;",
+             "mean margin, teacher / student). A group without rows is left out.", ""]
+    for label in models:
+        windows = results[label]["windows"]
+        cells = [c for c in next(iter(windows.values())) if any(w[c]["rows"] for w in windows.values())]
+        gap = gaps[label]
+        lines += [f"**{label}** (dropout gap 1 − s(a, a) on identical rows: {'–' if gap is None else f'{gap:.4f}'})", "",
+                  "| steps | " + " | ".join(cells) + " |", "|---|" + "---:|" * len(cells)]
+        for window, row in windows.items():
+            lines.append(f"| {window} | " + " | ".join(
+                f"{1e4 * row[c]['push_per_step']:.2f} ({row[c]['pushed']}/{row[c]['rows']}; "
+                f"{row[c]['teacher_margin'] or 0:.3f} / {row[c]['student_margin'] or 0:.3f})" for c in cells) + " |")
+        lines.append("")
+    return lines
+
+
+def plot(results: dict[str, Any], path: Path, groups: Sequence[str]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(len(results), 1, figsize=(10, 3.2 * len(results)), sharex=True, squeeze=False)
+    for ax, (label, result) in zip(axes[:, 0], results.items(), strict=True):
+        series = result["per_step"]
+        steps = sorted({s for values in series.values() for s in values})
+        bottom = [0.0] * len(steps)
+        for key, values in series.items():
+            heights = [1e4 * values.get(s, 0.0) for s in steps]
+            ax.bar(steps, heights, bottom=bottom, width=1.0, label=key)
+            bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
+        ax.set_title(f"{label}: the floor's push per step by row group")
+        ax.set_ylabel("push (×1e4)")
+        for edge in range(25 * (steps[0] // 25 + 1), steps[-1] + 1, 25):
+            ax.axvline(edge, color="grey", lw=0.5, ls=":")
+    axes[0, 0].legend(fontsize=7, ncols=3)
+    axes[-1, 0].set_xlabel("optimiser step (STS-B dev is scored at the dotted lines)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,104 @@
+"""The floor diagnosis (benchmarks/negation_teacher/floor_batches.py): its per-row pushes add up to the lab loss's
+floor, its batches are the trainer's, and its dropout gap and windows measure what they say."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from benchmarks.negation_teacher.distill_margin import TeacherDistillMarginLoss
+from benchmarks.negation_teacher.floor_batches import (
+    dropout_gap,
+    main,
+    row_pushes,
+    summarise,
+    training_batches,
+)
+
+
+def test_row_pushes_add_up_to_the_weighted_floor_of_the_loss() -> None:
+    generator = torch.Generator().manual_seed(5)
+    columns = [torch.randn(6, 8, generator=generator, dtype=torch.float64) for _ in range(4)]
+    teacher = torch.randn(18, 12, generator=generator, dtype=torch.float64)
+    weights = torch.tensor([1.0, 0.3, 2.0, 1.0, 0.3, 2.0], dtype=torch.float64)
+    loss = TeacherDistillMarginLoss(None, teacher_weight=0.1, distill="margin_floor",
+                                    group_weights={"negation_edit": 0.3, "other": 2.0})
+    term = loss.compute_loss_from_embeddings(columns, teacher=teacher, rows=torch.ones(6, dtype=torch.bool),
+                                             row_weights=weights)["teacher"]
+    pushes = row_pushes(teacher.chunk(3), columns[:3], weights, batch_rows=6, teacher_weight=0.1)
+    assert pushes.shape == (6,)
+    assert (pushes >= 0).all() and (pushes > 0).any(), "random teachers disagree on some rows"
+    assert pushes.sum().item() == pytest.approx(term.item(), rel=1e-12)
+
+
+def test_batches_are_the_trainers_own(tiny_model, wiki_sentences, tmp_path) -> None:
+    """The no-duplicates sampler the trainer builds for st_debias's arguments, on rows of real sentences."""
+    from datasets import Dataset
+    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+    from sentence_transformers.base.sampler import BatchSamplers
+    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+
+    texts = wiki_sentences[:90]
+    # Repeated anchors: the sampler must skip a row whose text is already in the batch, as in training.
+    rows = Dataset.from_dict({"anchor": texts[:30] + texts[:10], "positive": texts[30:60] + texts[50:60],
+                              "negative": texts[60:90] + texts[80:90]})
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(tmp_path), per_device_train_batch_size=8, seed=7, data_seed=7, dataloader_drop_last=True,
+        batch_sampler=BatchSamplers.NO_DUPLICATES, report_to="none")
+    trainer = SentenceTransformerTrainer(model=tiny_model, args=args, train_dataset=rows,
+                                         loss=MultipleNegativesRankingLoss(tiny_model))
+    expected = list(trainer.get_train_dataloader().batch_sampler)
+    batches = training_batches(rows, batch_size=8, seed=7)
+    assert batches == expected
+    assert batches == training_batches(rows, batch_size=8, seed=7)
+    assert batches != training_batches(rows, batch_size=8, seed=8)
+    for batch in batches:
+        assert len(batch) == 8
+        batch_texts = [rows[i][c] for i in batch for c in ("anchor", "positive", "negative")]
+        assert len(set(batch_texts)) == len(batch_texts)
+
+
+def test_dropout_gap_is_positive_under_dropout_and_leaves_the_model_in_eval(tiny_model, wiki_sentences) -> None:
+    tiny_model.eval()
+    gap = dropout_gap(tiny_model, wiki_sentences[:16])
+    assert 0 < gap < 1
+    assert not tiny_model.training
+    assert dropout_gap(tiny_model, wiki_sentences[:16]) == pytest.approx(gap, rel=1e-6), "seeded"
+    for module in tiny_model.modules():
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.0
+    assert dropout_gap(tiny_model, wiki_sentences[:16]) == pytest.approx(0.0, abs=1e-6)
+
+
+def test_summarise_counts_rows_and_push_per_step_by_window() -> None:
+    def record(step: int, group: str, identical: bool, push: float, teacher: float = 0.2, student: float = 0.1):
+        return {"step": step, "group": group, "identical": identical, "push": push, "teacher_margin": teacher,
+                "student_margin": student}
+
+    records = [record(51, "meaning", False, 0.2, 0.4, 0.0), record(52, "meaning", False, 0.0, 0.0, 0.2),
+               record(52, "other", True, 0.4), record(76, "other", True, 0.1)]
+    out = summarise(records, range(51, 81), ("meaning", "other"))
+    assert list(out) == ["51-75", "76-80"]
+    assert out["51-75"]["meaning, paraphrase"] == {"rows": 2, "pushed": 1, "push_per_step": pytest.approx(0.1),
+                                                   "teacher_margin": pytest.approx(0.2),
+                                                   "student_margin": pytest.approx(0.1)}
+    assert out["51-75"]["other, identical"]["rows"] == 1
+    assert out["51-75"]["other, identical"]["push_per_step"] == pytest.approx(0.2)
+    assert out["76-80"]["other, identical"]["push_per_step"] == pytest.approx(0.1)
+    assert out["76-80"]["meaning, paraphrase"] == {"rows": 0, "pushed": 0, "push_per_step": 0.0,
+                                                   "teacher_margin": None, "student_margin": None}
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["missing.yaml", "a=sentence-transformers/all-MiniLM-L6-v2", "--out", "x.md"], "config: no file"),
+    ([__file__, "a=sentence-transformers/all-MiniLM-L6-v2", "--first", "90", "--last", "60", "--out", "x.md"],
+     "--first/--last"),
+    ([__file__, "a=no/such/folder", "--out", "x.md"], "no model folder at no/such/folder"),
+])
+def test_bad_arguments_exit_2_naming_them(argv, message, capsys, tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "x.md").exists()
