@@ -92,7 +92,10 @@ def teacher_margins(loss: Any, texts: list[tuple[str, str, str]]) -> tuple[list[
     """The rows as the student's tokens decode them (what the teacher reads in training) and the teacher's
     (anchor, positive, negative) embeddings of them."""
     decoded = [loss.decoded_texts(loss.model.tokenize(list(column))) for column in zip(*texts, strict=True)]
-    teacher = loss.teacher_embeddings([text for column in decoded for text in column]).float().chunk(3)
+    flat = [text for column in decoded for text in column]
+    for start in range(0, len(flat), 256):  # the loss embeds each call's new texts in one batch
+        loss.teacher_embeddings(flat[start:start + 256])
+    teacher = loss.teacher_embeddings(flat).float().chunk(3)
     return list(zip(*decoded, strict=True)), teacher
 
 
