@@ -6,9 +6,9 @@ builder, mix, no-duplicates sampler and seed as ``select_dev.py``), and scores t
 ``TeacherDistillMarginLoss`` on every row of the chosen steps with each given student (no dropout) against the
 teacher: per row its group (``row_group``), whether its positive is its anchor (rows without a paraphrase: the
 teacher's own cosine there is 1, so its margin is 1 − t(a, n)), the teacher's margin t(a, p) − t(a, n), the
-student's s(a, p) − s(a, n) and its weighted push w · g · max(0, t-margin − s-margin)² / B. Per model it also
-measures the dropout gap 1 − s(a, a) on those identical rows (two dropout passes, as in training), the part of the
-student's margin that the teacher's never has.
+student's s(a, p) − s(a, n) without dropout and with it (one seeded pass per column, as training embeds each
+column), and its weighted push w · g · max(0, t-margin − s-margin)² / B with the dropout margin: the floor's value
+on the row as training sees it.
 
     python benchmarks/negation_teacher/floor_batches.py \
         benchmarks/negation_teacher/configs/v6-halfpairs-marginfloor-negedit03-other2-negviews05-w003.yaml \
@@ -72,22 +72,6 @@ def row_pushes(teacher: Sequence[Any], student: Sequence[Any], weights: Any, bat
     return teacher_weight * weights * (margin(teacher) - margin(student)).clamp(min=0).pow(2) / batch_rows
 
 
-def dropout_gap(model: Any, texts: list[str], seed: int = 0) -> float:
-    """Mean 1 − cos between two dropout passes of each text: the student's s(a, a) under training's dropout."""
-    import torch
-    from sentence_transformers.util import pairwise_cos_sim
-
-    torch.manual_seed(seed)
-    features = model.tokenize(texts)
-    model.train()
-    try:
-        with torch.no_grad():
-            first, second = (model(dict(features))["sentence_embedding"] for _ in range(2))
-    finally:
-        model.eval()
-    return float((1 - pairwise_cos_sim(first, second)).mean())
-
-
 def teacher_margins(loss: Any, texts: list[tuple[str, str, str]]) -> tuple[list[tuple[str, str, str]], Any]:
     """The rows as the student's tokens decode them (what the teacher reads in training) and the teacher's
     (anchor, positive, negative) embeddings of them."""
@@ -99,10 +83,26 @@ def teacher_margins(loss: Any, texts: list[tuple[str, str, str]]) -> tuple[list[
     return list(zip(*decoded, strict=True)), teacher
 
 
-def student_embeddings(model: Any, texts: list[tuple[str, str, str]]) -> list[Any]:
-    """The student's (anchor, positive, negative) embeddings, no dropout, at its ``max_seq_length``."""
-    return [model.encode(list(column), convert_to_tensor=True, batch_size=256, show_progress_bar=False)
-            for column in zip(*texts, strict=True)]
+def student_embeddings(model: Any, texts: list[tuple[str, str, str]], dropout: bool = False, seed: int = 0) -> list[Any]:
+    """The student's (anchor, positive, negative) embeddings at its ``max_seq_length``: without dropout, or with it
+    (one pass per column, torch seeded with ``seed``; the model is left in eval mode)."""
+    import torch
+
+    if not dropout:
+        return [model.encode(list(column), convert_to_tensor=True, batch_size=256, show_progress_bar=False)
+                for column in zip(*texts, strict=True)]
+    torch.manual_seed(seed)
+    model.train()
+    try:
+        with torch.no_grad():
+            return [torch.cat([model(dict(model.tokenize(list(column[start:start + 256]))))["sentence_embedding"]
+                               for start in range(0, len(column), 256)])
+                    for column in zip(*texts, strict=True)]
+    finally:
+        model.eval()
+
+
+MARGINS = ("teacher_margin", "student_margin", "dropout_margin")
 
 
 def summarise(records: list[dict[str, Any]], steps: range, groups: Sequence[str]) -> dict[str, Any]:
@@ -118,8 +118,7 @@ def summarise(records: list[dict[str, Any]], steps: range, groups: Sequence[str]
                 cells[f"{group}, {'identical' if identical else 'paraphrase'}"] = {
                     "rows": len(picked), "pushed": sum(r["push"] > 0 for r in picked),
                     "push_per_step": sum(r["push"] for r in picked) / count,
-                    **{f"{side}_margin": sum(r[f"{side}_margin"] for r in picked) / len(picked) if picked else None
-                       for side in ("teacher", "student")},
+                    **{key: sum(r[key] for r in picked) / len(picked) if picked else None for key in MARGINS},
                 }
         out[f"{start}-{min(start + WINDOW, steps.stop) - 1}"] = cells
     return out
@@ -165,7 +164,7 @@ def report(args: argparse.Namespace, models: dict[str, str]) -> None:
     steps = [args.first + k for k, batch in enumerate(batches) for _ in batch]
     params = resolve_params(recipe.loss.params)
     group_weights = params.get("group_weights") or {}
-    results, gaps = {}, {}
+    results = {}
     first = load_model(next(iter(models.values())))
     first.max_seq_length = recipe.training.max_seq_length
     print(f"[floor] the teacher embeds the {len(texts):,} rows of steps {args.first}–{args.last}…", flush=True)
@@ -173,27 +172,26 @@ def report(args: argparse.Namespace, models: dict[str, str]) -> None:
     groups = [row_group(*row) for row in decoded]
     identical = [row[0] == row[1] for row in decoded]
     weights = torch.tensor([group_weights.get(g, 1.0) for g in groups])
-    same = [row[0] for row, i in zip(texts, identical, strict=True) if i][:512]
     for label, name in models.items():
         print(f"[floor] scoring them with {label}…", flush=True)
         model = load_model(name)
         model.max_seq_length = recipe.training.max_seq_length
-        student = student_embeddings(model, texts)
-        pushes = row_pushes(teacher, student, weights, recipe.training.batch_size,
+        student, dropped = (student_embeddings(model, texts, dropout=d, seed=args.seed) for d in (False, True))
+        pushes = row_pushes(teacher, dropped, weights, recipe.training.batch_size,
                             float(params.get("teacher_weight", 1.0)))
-        records = [{"step": s, "group": g, "identical": i, "push": p, "teacher_margin": t, "student_margin": m}
-                   for s, g, i, p, t, m in zip(steps, groups, identical, pushes.tolist(), margin(teacher).tolist(),
-                                               margin(student).tolist(), strict=True)]
+        records = [{"step": s, "group": g, "identical": i, "push": p, "teacher_margin": t, "student_margin": m,
+                    "dropout_margin": d}
+                   for s, g, i, p, t, m, d in zip(steps, groups, identical, pushes.tolist(), margin(teacher).tolist(),
+                                                  margin(student).tolist(), margin(dropped).tolist(), strict=True)]
         results[label] = {"windows": summarise(records, range(args.first, args.last + 1), ROW_GROUPS),
                           "per_step": per_step(records, ROW_GROUPS)}
-        gaps[label] = dropout_gap(model, same) if same else None
         if label == next(iter(models)):
             top = [{"step": steps[k], "group": groups[k], "push": float(pushes[k]), "row": list(decoded[k])}
                    for k in pushes.argsort(descending=True)[:10].tolist()]
-    write_table(args.out, table(results, gaps, models), {
+    write_table(args.out, table(results, models), {
         "config": portable_path(args.config), "models": {k: portable_path(v) if Path(v).exists() else v
                                                           for k, v in models.items()},
-        "steps": [args.first, args.last], "seed": args.seed, "dropout_gap": gaps, "results": results,
+        "steps": [args.first, args.last], "seed": args.seed, "results": results,
         "top_rows_first_model": top,
     })
     plot(results, args.out.with_suffix(".png"), ROW_GROUPS)
@@ -209,19 +207,18 @@ def per_step(records: list[dict[str, Any]], groups: Sequence[str]) -> dict[str, 
     return {k: out[k] for k in sorted(out, key=lambda k: (groups.index(k.split(",")[0]), k))}
 
 
-def table(results: dict[str, Any], gaps: dict[str, float | None], models: dict[str, str]) -> list[str]:
-    lines = ["The floor's push per step (×1e4) by row group and positive, per window of steps: push (rows pushed / rows;",
-             "mean margin, teacher / student). A group without rows is left out.", ""]
+def table(results: dict[str, Any], models: dict[str, str]) -> list[str]:
+    lines = ["The floor's push per step (×1e4, with dropout as in training) by row group and positive, per window of",
+             "steps: push (rows pushed / rows; mean margin: teacher / student / student with dropout). A group",
+             "without rows is left out.", ""]
     for label in models:
         windows = results[label]["windows"]
         cells = [c for c in next(iter(windows.values())) if any(w[c]["rows"] for w in windows.values())]
-        gap = gaps[label]
-        lines += [f"**{label}** (dropout gap 1 − s(a, a) on identical rows: {'–' if gap is None else f'{gap:.4f}'})", "",
-                  "| steps | " + " | ".join(cells) + " |", "|---|" + "---:|" * len(cells)]
+        lines += [f"**{label}**", "", "| steps | " + " | ".join(cells) + " |", "|---|" + "---:|" * len(cells)]
         for window, row in windows.items():
             lines.append(f"| {window} | " + " | ".join(
                 f"{1e4 * row[c]['push_per_step']:.2f} ({row[c]['pushed']}/{row[c]['rows']}; "
-                f"{row[c]['teacher_margin'] or 0:.3f} / {row[c]['student_margin'] or 0:.3f})" for c in cells) + " |")
+                + " / ".join(f"{row[c][key] or 0:.3f}" for key in MARGINS) + ")" for c in cells) + " |")
         lines.append("")
     return lines
 

@@ -1,5 +1,5 @@
 """The floor diagnosis (benchmarks/negation_teacher/floor_batches.py): its per-row pushes add up to the lab loss's
-floor, its batches are the trainer's, and its dropout gap and windows measure what they say."""
+floor, its batches are the trainer's, and its dropout and windows do what they say."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import torch
 
 from benchmarks.negation_teacher.distill_margin import TeacherDistillMarginLoss
 from benchmarks.negation_teacher.floor_batches import (
-    dropout_gap,
     main,
+    margin,
     row_pushes,
+    student_embeddings,
     summarise,
     training_batches,
 )
@@ -58,22 +59,27 @@ def test_batches_are_the_trainers_own(tiny_model, wiki_sentences, tmp_path) -> N
         assert len(set(batch_texts)) == len(batch_texts)
 
 
-def test_dropout_gap_is_positive_under_dropout_and_leaves_the_model_in_eval(tiny_model, wiki_sentences) -> None:
+def test_student_embeddings_with_dropout_are_seeded_and_leave_the_model_in_eval(tiny_model, wiki_sentences) -> None:
+    rows = [(wiki_sentences[i], wiki_sentences[i], wiki_sentences[i + 1]) for i in range(0, 12, 2)]
     tiny_model.eval()
-    gap = dropout_gap(tiny_model, wiki_sentences[:16])
-    assert 0 < gap < 1
+    clean = student_embeddings(tiny_model, rows)
+    dropped = student_embeddings(tiny_model, rows, dropout=True, seed=3)
     assert not tiny_model.training
-    assert dropout_gap(tiny_model, wiki_sentences[:16]) == pytest.approx(gap, rel=1e-6), "seeded"
+    assert torch.allclose(clean[0], clean[1]), "an identical positive embeds as its anchor without dropout"
+    assert not torch.allclose(dropped[0], dropped[1]), "each column draws its own dropout masks"
+    assert torch.equal(torch.cat(dropped), torch.cat(student_embeddings(tiny_model, rows, dropout=True, seed=3)))
+    assert (margin(clean) == margin(dropped)).sum() == 0
+    assert (torch.nn.functional.cosine_similarity(dropped[0], dropped[1]) < 1 - 1e-4).all(), "s(a, a) < 1 with dropout"
     for module in tiny_model.modules():
         if isinstance(module, torch.nn.Dropout):
             module.p = 0.0
-    assert dropout_gap(tiny_model, wiki_sentences[:16]) == pytest.approx(0.0, abs=1e-6)
+    assert torch.allclose(torch.cat(student_embeddings(tiny_model, rows, dropout=True)), torch.cat(clean), atol=1e-5)
 
 
 def test_summarise_counts_rows_and_push_per_step_by_window() -> None:
     def record(step: int, group: str, identical: bool, push: float, teacher: float = 0.2, student: float = 0.1):
         return {"step": step, "group": group, "identical": identical, "push": push, "teacher_margin": teacher,
-                "student_margin": student}
+                "student_margin": student, "dropout_margin": student - 0.01}
 
     records = [record(51, "meaning", False, 0.2, 0.4, 0.0), record(52, "meaning", False, 0.0, 0.0, 0.2),
                record(52, "other", True, 0.4), record(76, "other", True, 0.1)]
@@ -81,12 +87,14 @@ def test_summarise_counts_rows_and_push_per_step_by_window() -> None:
     assert list(out) == ["51-75", "76-80"]
     assert out["51-75"]["meaning, paraphrase"] == {"rows": 2, "pushed": 1, "push_per_step": pytest.approx(0.1),
                                                    "teacher_margin": pytest.approx(0.2),
-                                                   "student_margin": pytest.approx(0.1)}
+                                                   "student_margin": pytest.approx(0.1),
+                                                   "dropout_margin": pytest.approx(0.09)}
     assert out["51-75"]["other, identical"]["rows"] == 1
     assert out["51-75"]["other, identical"]["push_per_step"] == pytest.approx(0.2)
     assert out["76-80"]["other, identical"]["push_per_step"] == pytest.approx(0.1)
     assert out["76-80"]["meaning, paraphrase"] == {"rows": 0, "pushed": 0, "push_per_step": 0.0,
-                                                   "teacher_margin": None, "student_margin": None}
+                                                   "teacher_margin": None, "student_margin": None,
+                                                   "dropout_margin": None}
 
 
 @pytest.mark.parametrize(("argv", "message"), [
