@@ -61,14 +61,18 @@ def quadruple_kinds(sentences: list[str]) -> dict[tuple[str, str, str], tuple[st
 
 
 def training_rows(recipe: Any, model: Any) -> tuple[Any, dict[str, Any], list[str]]:
-    """The rows ``train_recipe`` trains ``recipe`` on (built at the training length, cached), its report and corpus."""
+    """The rows ``train_recipe`` trains ``recipe`` on (built at the training length, mixed from the corpus lines the
+    recipe's extensions ask for, cached), its report and corpus."""
     from st_debias.recipes.data import build_rows, read_corpus
+    from st_debias.recipes.extensions import recipe_extensions
 
     sentences = read_corpus(None, corpus_lines(recipe))
+    mix_count = next((n for e in recipe_extensions(recipe) if (n := e.mix_corpus_sentences()) is not None), None)
+    mix_sentences = read_corpus(None, mix_count) if mix_count else None
     own = model.max_seq_length
     model.max_seq_length = recipe.training.max_seq_length
     try:
-        rows, report = build_rows(recipe, sentences, model, show_progress_bar=False)
+        rows, report = build_rows(recipe, sentences, model, show_progress_bar=False, mix_sentences=mix_sentences)
     finally:
         model.max_seq_length = own
     return rows, report, sentences
@@ -84,25 +88,31 @@ def row_groups(rows: Any, sentences: list[str]) -> list[str]:
     ]
 
 
-def batch_counts(rows: Any, groups: list[str], steps: int, seed: int) -> list[dict[str, int]]:
-    """Rows of each group in each of the first ``steps`` batches of 64 under the trainer's no-duplicates sampler
-    (seeded as ``SentenceTransformerTrainer`` seeds it, one epoch after another)."""
+def training_batches(rows: Any, batch_size: int, seed: int, steps: int | None = None) -> list[list[int]]:
+    """The row indices of each of the first ``steps`` batches (default: one epoch) under the trainer's no-duplicates
+    sampler, seeded as ``SentenceTransformerTrainer`` seeds it for st_debias's training arguments (last partial batch
+    dropped), one epoch after another."""
     import torch
     from sentence_transformers.base.sampler import NoDuplicatesBatchSampler
 
     generator = torch.Generator()
     generator.manual_seed(seed)
-    sampler = NoDuplicatesBatchSampler(rows, batch_size=64, drop_last=True, generator=generator, seed=seed)
-    counts: list[dict[str, int]] = []
+    sampler = NoDuplicatesBatchSampler(rows, batch_size=batch_size, drop_last=True, generator=generator, seed=seed)
+    if len(sampler) == 0:
+        raise ValueError(f"{len(rows)} rows fill no batch of {batch_size}.")
+    steps = len(sampler) if steps is None else steps
+    batches: list[list[int]] = []
     epoch = 0
-    while len(counts) < steps:
+    while len(batches) < steps:
         sampler.set_epoch(epoch)
-        for batch in sampler:
-            counts.append(dict(Counter(groups[i] for i in batch)))
-            if len(counts) == steps:
-                break
+        batches.extend(list(sampler)[:steps - len(batches)])
         epoch += 1
-    return counts
+    return batches
+
+
+def batch_counts(rows: Any, groups: list[str], steps: int, seed: int) -> list[dict[str, int]]:
+    """Rows of each group in each of the first ``steps`` batches of 64 (:func:`training_batches`)."""
+    return [dict(Counter(groups[i] for i in batch)) for batch in training_batches(rows, 64, seed, steps)]
 
 
 def tokenisation(pairs: dict[tuple[str, str], str], tokenizer: Any) -> list[dict[str, Any]]:

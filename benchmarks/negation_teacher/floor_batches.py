@@ -28,36 +28,6 @@ from typing import Any
 WINDOW = 25  # steps per row of the table: the evaluation interval of the runs
 
 
-def training_rows(recipe: Any) -> Any:
-    """The rows a training run of ``recipe`` trains on, built and mixed as ``train_recipe`` does (cached)."""
-    from st_debias.data.kinds import DATA_KINDS
-    from st_debias.recipes.data import build_rows, read_corpus
-    from st_debias.recipes.extensions import recipe_extensions
-    from st_debias.recipes.train import load_start_model
-
-    training = recipe.training
-    wanted = training.rows_wanted()
-    sentences = read_corpus(None, training.sentences or DATA_KINDS[recipe.data.kind].oversample * wanted)
-    mix_count = next((n for e in recipe_extensions(recipe) if (n := e.mix_corpus_sentences()) is not None), None)
-    mix_sentences = read_corpus(None, mix_count) if mix_count else None
-    model = load_start_model(None)
-    model.max_seq_length = training.max_seq_length
-    rows, _ = build_rows(recipe, sentences, model, show_progress_bar=False, max_rows=wanted,
-                         mix_sentences=mix_sentences)
-    return rows
-
-
-def training_batches(rows: Any, batch_size: int, seed: int) -> list[list[int]]:
-    """The row indices of each optimiser step's batch, from the sampler and generator the trainer builds for
-    ``st_debias``'s training arguments (no duplicates, last partial batch dropped, one epoch)."""
-    import torch
-    from sentence_transformers.base.sampler import NoDuplicatesBatchSampler
-
-    sampler = NoDuplicatesBatchSampler(rows, batch_size=batch_size, drop_last=True, valid_label_columns=None,
-                                       generator=torch.Generator().manual_seed(seed), seed=seed)
-    return list(sampler)
-
-
 def margin(columns: Sequence[Any]) -> Any:
     """cos(a, p) − cos(a, n) per row of (anchor, positive, negative) embeddings."""
     from sentence_transformers.util import pairwise_cos_sim
@@ -150,6 +120,7 @@ def report(args: argparse.Namespace, models: dict[str, str]) -> None:
     import torch
 
     from benchmarks.harness.provenance import write_table
+    from benchmarks.negation_fit.rows import training_batches, training_rows
     from benchmarks.negation_teacher.distill_margin import ROW_GROUPS, TeacherDistillMarginLoss, row_group
     from st_debias.paths import load_model, portable_path
     from st_debias.recipes import load_recipe, override
@@ -158,8 +129,8 @@ def report(args: argparse.Namespace, models: dict[str, str]) -> None:
     recipe = override(load_recipe(args.config), steps=args.steps, batch_size=64, max_seq_length=32, eval_steps=25,
                       seed=args.seed)
     print(f"[floor] building the rows of {args.config.name} and the trainer's batches…", flush=True)
-    rows = training_rows(recipe)
-    batches = training_batches(rows, recipe.training.batch_size, args.seed)[args.first - 1:args.last]
+    rows = training_rows(recipe, load_model(None))[0]
+    batches = training_batches(rows, recipe.training.batch_size, args.seed, args.last)[args.first - 1:]
     texts = [(rows[i]["anchor"], rows[i]["positive"], rows[i]["negative"]) for batch in batches for i in batch]
     steps = [args.first + k for k, batch in enumerate(batches) for _ in batch]
     params = resolve_params(recipe.loss.params)

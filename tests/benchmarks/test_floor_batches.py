@@ -1,11 +1,13 @@
 """The floor diagnosis (benchmarks/negation_teacher/floor_batches.py): its per-row pushes add up to the lab loss's
-floor, its batches are the trainer's, and its dropout and windows do what they say."""
+floor, its batches (``benchmarks/negation_fit/rows.py``'s) are the trainer's, and its dropout and windows do what
+they say."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
+from benchmarks.negation_fit.rows import training_batches
 from benchmarks.negation_teacher.distill_margin import TeacherDistillMarginLoss
 from benchmarks.negation_teacher.floor_batches import (
     main,
@@ -13,7 +15,6 @@ from benchmarks.negation_teacher.floor_batches import (
     row_pushes,
     student_embeddings,
     summarise,
-    training_batches,
 )
 
 
@@ -51,6 +52,12 @@ def test_batches_are_the_trainers_own(tiny_model, wiki_sentences, tmp_path) -> N
     expected = list(trainer.get_train_dataloader().batch_sampler)
     batches = training_batches(rows, batch_size=8, seed=7)
     assert batches == expected
+    longer = training_batches(rows, batch_size=8, seed=7, steps=len(expected) + 3)
+    assert longer[:len(expected)] == expected and len(longer) == len(expected) + 3
+    trainer.train_dataloader = trainer.get_train_dataloader()
+    sampler = trainer.train_dataloader.batch_sampler
+    sampler.set_epoch(1)
+    assert longer[len(expected):] == list(sampler)[:3], "the next epoch is the trainer's next epoch"
     assert batches == training_batches(rows, batch_size=8, seed=7)
     assert batches != training_batches(rows, batch_size=8, seed=8)
     for batch in batches:
