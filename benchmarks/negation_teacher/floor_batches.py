@@ -2,16 +2,16 @@
 
 Every teacher run of this study falls under the start model on STS-B dev at step 100 of 500, where version 6 on the
 same rows and batches does not. This script rebuilds a recipe's training rows and the trainer's batches (the same
-builder, mix, no-duplicates sampler and seed as ``select_dev.py``), and scores the floor of
-``TeacherDistillMarginLoss`` on every row of the chosen steps with each given student (no dropout) against the
-teacher: per row its group (``row_group``), whether its positive is its anchor (rows without a paraphrase: the
-teacher's own cosine there is 1, so its margin is 1 − t(a, n)), the teacher's margin t(a, p) − t(a, n), the
-student's s(a, p) − s(a, n) without dropout and with it (one seeded pass per column, as training embeds each
-column), and its weighted push w · g · max(0, t-margin − s-margin)² / B with the dropout margin: the floor's value
-on the row as training sees it.
+builder, mix, no-duplicates sampler and seed as ``select_dev.py``; ``../negation_fit/rows.py``), and scores the floor
+of ``TeacherDistillMarginLoss`` (``distill: margin_floor``) on every row of the chosen steps with each given student
+against the teacher: per row its group (``row_group``), whether its positive is its anchor (rows without a
+paraphrase: the teacher's own cosine there is 1, so its margin is 1 − t(a, n)), the teacher's margin
+t(a, p) − t(a, n), the student's s(a, p) − s(a, n) without dropout and with it (one seeded forward pass per column;
+training embeds the columns in other passes, with the same dropout), and its weighted push
+w · g · max(0, t-margin − s-margin)² / B with the dropout margin: the floor's value on the row as training sees it.
 
     python benchmarks/negation_teacher/floor_batches.py \
-        benchmarks/negation_teacher/configs/v6-halfpairs-marginfloor-negedit03-other2-negviews05-w003.yaml \
+        benchmarks/negation_teacher/configs/v6-halfpairs-marginfloor-negedit03-other2-negviews05-lr15e6.yaml \
         start=sentence-transformers/all-MiniLM-L6-v2 step50=CHECKPOINT step100=CHECKPOINT \
         --out benchmarks/negation_teacher/results/floor_batches.md
 
@@ -49,25 +49,28 @@ def teacher_margins(loss: Any, texts: list[tuple[str, str, str]]) -> tuple[list[
     flat = [text for column in decoded for text in column]
     for start in range(0, len(flat), 256):  # the loss embeds each call's new texts in one batch
         loss.teacher_embeddings(flat[start:start + 256])
-    teacher = loss.teacher_embeddings(flat).float().chunk(3)
+    teacher = loss.teacher_embeddings(flat).float().cpu().chunk(3)
     return list(zip(*decoded, strict=True)), teacher
 
 
 def student_embeddings(model: Any, texts: list[tuple[str, str, str]], dropout: bool = False, seed: int = 0) -> list[Any]:
-    """The student's (anchor, positive, negative) embeddings at its ``max_seq_length``: without dropout, or with it
-    (one pass per column, torch seeded with ``seed``; the model is left in eval mode)."""
+    """The student's (anchor, positive, negative) embeddings at its ``max_seq_length``, on the CPU: without dropout,
+    or with it (one pass per column, torch seeded with ``seed``; the model is left in eval mode)."""
     import torch
+    from sentence_transformers.util import batch_to_device
 
     if not dropout:
-        return [model.encode(list(column), convert_to_tensor=True, batch_size=256, show_progress_bar=False)
+        return [model.encode(list(column), convert_to_tensor=True, batch_size=256, show_progress_bar=False).cpu()
                 for column in zip(*texts, strict=True)]
     torch.manual_seed(seed)
     model.train()
     try:
         with torch.no_grad():
-            return [torch.cat([model(dict(model.tokenize(list(column[start:start + 256]))))["sentence_embedding"]
-                               for start in range(0, len(column), 256)])
-                    for column in zip(*texts, strict=True)]
+            return [torch.cat([
+                model(batch_to_device(dict(model.tokenize(list(column[start:start + 256]))), model.device))[
+                    "sentence_embedding"].cpu()
+                for start in range(0, len(column), 256)])
+                for column in zip(*texts, strict=True)]
     finally:
         model.eval()
 
@@ -94,7 +97,24 @@ def summarise(records: list[dict[str, Any]], steps: range, groups: Sequence[str]
     return out
 
 
+def floor_settings(config: Path) -> str | None:
+    """Why ``config``'s loss has no floor to score (None when it has one over every row)."""
+    from st_debias.recipes import load_recipe
+
+    try:
+        loss = load_recipe(config).loss
+    except ValueError as error:
+        return f"is not a recipe: {error}"
+    params = loss.params
+    if loss.name != "TeacherDistillMarginLoss" or params.get("distill") != "margin_floor":
+        return "trains no TeacherDistillMarginLoss with distill: margin_floor"
+    if params.get("distill_rows", "all") != "all" or params.get("embedding_weight", 0):
+        return "restricts the floor's rows or adds the embedding term, which this script does not score"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Check the arguments (exit 2, naming the bad one, before any work), then :func:`report`."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("config", type=Path, help="the recipe the runs trained (a configs/*.yaml)")
     parser.add_argument("models", nargs="+", help="label=model folder or hub name: the students to score")
@@ -106,8 +126,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.config.is_file():
         parser.error(f"config: no file at {args.config}")
+    floor = floor_settings(args.config)
+    if floor is not None:
+        parser.error(f"config: {args.config} {floor}")
     if not 1 <= args.first <= args.last <= args.steps:
         parser.error(f"--first/--last: need 1 ≤ first ≤ last ≤ --steps, got {args.first}, {args.last}, {args.steps}")
+    malformed = [m for m in args.models if "=" not in m]
+    if malformed:
+        parser.error(f"models: give label=model, got {', '.join(malformed)}")
     models = dict(m.split("=", 1) for m in args.models)
     missing = [p for p in models.values() if not p.startswith("sentence-transformers/") and not Path(p).exists()]
     if missing:
@@ -117,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def report(args: argparse.Namespace, models: dict[str, str]) -> None:
+    """Build the rows and batches, embed them with the teacher once and each student twice, and write the table,
+    its JSON and the plot."""
     import torch
 
     from benchmarks.harness.provenance import write_table
@@ -179,6 +207,7 @@ def per_step(records: list[dict[str, Any]], groups: Sequence[str]) -> dict[str, 
 
 
 def table(results: dict[str, Any], models: dict[str, str]) -> list[str]:
+    """The Markdown lines: per model, a row per window of steps and a column per group and positive."""
     lines = ["The floor's push per step (×1e4, with dropout as in training) by row group and positive, per window of",
              "steps: push (rows pushed / rows; mean margin: teacher / student / student with dropout). A group",
              "without rows is left out.", ""]
@@ -195,6 +224,7 @@ def table(results: dict[str, Any], models: dict[str, str]) -> list[str]:
 
 
 def plot(results: dict[str, Any], path: Path, groups: Sequence[str]) -> None:
+    """One panel per model: the push per step, stacked by group, with the evaluation steps dotted."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -209,7 +239,7 @@ def plot(results: dict[str, Any], path: Path, groups: Sequence[str]) -> None:
             heights = [1e4 * values.get(s, 0.0) for s in steps]
             ax.bar(steps, heights, bottom=bottom, width=1.0, label=key)
             bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
-        ax.set_title(f"{label}: the floor's push per step by row group")
+        ax.set_title(f"{label}: the floor's push per step by row group (with dropout)")
         ax.set_ylabel("push (×1e4)")
         for edge in range(25 * (steps[0] // 25 + 1), steps[-1] + 1, 25):
             ax.axvline(edge, color="grey", lw=0.5, ls=":")

@@ -16,6 +16,7 @@ from benchmarks.negation_teacher.floor_batches import (
     student_embeddings,
     summarise,
 )
+from tests.reference import cosine
 
 
 def test_row_pushes_add_up_to_the_weighted_floor_of_the_loss() -> None:
@@ -31,22 +32,33 @@ def test_row_pushes_add_up_to_the_weighted_floor_of_the_loss() -> None:
     assert pushes.shape == (6,)
     assert (pushes >= 0).all() and (pushes > 0).any(), "random teachers disagree on some rows"
     assert pushes.sum().item() == pytest.approx(term.item(), rel=1e-12)
+    s = [c.tolist() for c in columns[:3]]
+    t = [c.tolist() for c in teacher.chunk(3)]
+    def row_margin(x: list[list[list[float]]], i: int) -> float:
+        return cosine(x[0][i], x[1][i]) - cosine(x[0][i], x[2][i])
+
+    for i in range(6):
+        expected = 0.1 * float(weights[i]) * max(0.0, row_margin(t, i) - row_margin(s, i)) ** 2 / 6
+        assert pushes[i].item() == pytest.approx(expected, rel=1e-9, abs=1e-15)
 
 
 def test_batches_are_the_trainers_own(tiny_model, wiki_sentences, tmp_path) -> None:
-    """The no-duplicates sampler the trainer builds for st_debias's arguments, on rows of real sentences."""
+    """The no-duplicates sampler the trainer builds for st_debias's own training arguments, on rows of real
+    sentences."""
     from datasets import Dataset
-    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
-    from sentence_transformers.base.sampler import BatchSamplers
+    from sentence_transformers import SentenceTransformerTrainer
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+
+    from st_debias.recipes import load_recipe, override
+    from st_debias.recipes.train import _training_arguments
 
     texts = wiki_sentences[:90]
     # Repeated anchors: the sampler must skip a row whose text is already in the batch, as in training.
     rows = Dataset.from_dict({"anchor": texts[:30] + texts[:10], "positive": texts[30:60] + texts[50:60],
                               "negative": texts[60:90] + texts[80:90]})
-    args = SentenceTransformerTrainingArguments(
-        output_dir=str(tmp_path), per_device_train_batch_size=8, seed=7, data_seed=7, dataloader_drop_last=True,
-        batch_sampler=BatchSamplers.NO_DUPLICATES, report_to="none")
+    recipe = override(load_recipe("simcse"), steps=20, batch_size=8, seed=7)
+    args = _training_arguments(recipe.training, tmp_path, show_progress_bar=False)
+    args.eval_strategy = "no"  # no evaluator here; the sampler does not depend on it
     trainer = SentenceTransformerTrainer(model=tiny_model, args=args, train_dataset=rows,
                                          loss=MultipleNegativesRankingLoss(tiny_model))
     expected = list(trainer.get_train_dataloader().batch_sampler)
@@ -104,14 +116,26 @@ def test_summarise_counts_rows_and_push_per_step_by_window() -> None:
                                                    "dropout_margin": None}
 
 
+FLOOR = "benchmarks/negation_teacher/configs/v6-halfpairs-marginfloor-negedit03-other2-negviews05-lr15e6.yaml"
+START = "a=sentence-transformers/all-MiniLM-L6-v2"
+
+
 @pytest.mark.parametrize(("argv", "message"), [
-    (["missing.yaml", "a=sentence-transformers/all-MiniLM-L6-v2", "--out", "x.md"], "config: no file"),
-    ([__file__, "a=sentence-transformers/all-MiniLM-L6-v2", "--first", "90", "--last", "60", "--out", "x.md"],
-     "--first/--last"),
-    ([__file__, "a=no/such/folder", "--out", "x.md"], "no model folder at no/such/folder"),
+    (["missing.yaml", START, "--out", "x.md"], "config: no file"),
+    ([__file__, START, "--out", "x.md"], "is not a recipe"),
+    (["benchmarks/negation_teacher/configs/v6-halfpairs.yaml", START, "--out", "x.md"], "no TeacherDistillMarginLoss"),
+    (["benchmarks/negation_teacher/configs/v6-halfpairs-marginfloor-negation.yaml", START, "--out", "x.md"],
+     "restricts the floor's rows"),
+    ([FLOOR, START, "--first", "90", "--last", "60", "--out", "x.md"], "--first/--last"),
+    ([FLOOR, "sentence-transformers/all-MiniLM-L6-v2", "--out", "x.md"], "give label=model"),
+    ([FLOOR, "a=no/such/folder", "--out", "x.md"], "no model folder at no/such/folder"),
 ])
-def test_bad_arguments_exit_2_naming_them(argv, message, capsys, tmp_path, monkeypatch) -> None:
-    monkeypatch.chdir(tmp_path)
+def test_bad_arguments_exit_2_naming_them(argv, message, capsys, tmp_path) -> None:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    argv = [str(root / a) if a.startswith("benchmarks/") else a for a in argv]
+    argv[argv.index("--out") + 1] = str(tmp_path / "x.md")
     with pytest.raises(SystemExit) as exit_info:
         main(argv)
     assert exit_info.value.code == 2
