@@ -38,6 +38,10 @@ rows, negation edits, other edits), summed over the batch's rows, so each group 
 per row at weight 1 and takes none at 0. The teacher embeds the text the student's token ids decode to, once per
 text (``TeacherStructureMarginLoss.teacher_embeddings``).
 
+With ``hinge_cap`` c, a row's floor grows linearly past a gap of c (Huber): g² for g = max(0, …) ≤ c, else
+c · (2g − c), so no row's gradient exceeds that of a gap of c. A single row far under its floor (a gap of about
+0.5) can otherwise carry half a batch's push.
+
 The lab's entry points (``benchmarks/pyproject.toml``) add the class to the recipe loss registry.
 """
 
@@ -112,6 +116,7 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
         group_weights: dict[str, float] | None = None,
         dropout_columns: Sequence[str] = ("anchor",),
         contrastive_weight: float = 1.0,
+        hinge_cap: float | None = None,
     ) -> None:
         """``MarginNegationLoss``'s arguments, the teacher's (``TeacherStructureMarginLoss``), and:
 
@@ -125,12 +130,15 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
             group_weights: a floor's weight per row group (:func:`row_group`), a factor of ``teacher_weight``; a
                 group left out weighs 1. The term is then w · Σ_i g_i · max(0, …)² / B over the batch's B rows, so
                 ``{meaning: 1, negation_edit: 1, other: 1}`` is the every-row floor and a group at 0 takes no push.
+            hinge_cap: c > 0: each row's floor is quadratic up to a gap of c and linear past it (module docstring);
+                None: quadratic throughout.
 
         Raises:
             ValueError: an unknown ``distill``, ``distill_rows`` or ``embedding_columns``, a non-positive
                 ``temperature``, a negative ``embedding_weight``, or ``projection_sentences`` under 2;
                 ``group_weights`` with an unknown group, a negative weight, or beside a form other than the floor,
-                another ``distill_rows`` than ``all`` or the embedding term.
+                another ``distill_rows`` than ``all`` or the embedding term; a ``hinge_cap`` that is not positive, or
+                beside a form other than the floor.
         """
         super().__init__(model, teacher=teacher, teacher_weight=teacher_weight, teacher_max_seq_length=teacher_max_seq_length,
                          teacher_pairs="rows", alpha=alpha, beta=beta, margin_weight=margin_weight, scale=scale,
@@ -156,6 +164,11 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
             if not distill.startswith("margin_floor") or distill_rows != "all" or embedding_weight:
                 raise ValueError("TeacherDistillMarginLoss: group_weights weighs the floor (margin_floor or "
                                  "margin_floor_push) over every row, without the embedding term.")
+        if hinge_cap is not None:
+            core.check_positive(hinge_cap, "hinge_cap", "TeacherDistillMarginLoss")
+            if not distill.startswith("margin_floor"):
+                raise ValueError("TeacherDistillMarginLoss: hinge_cap caps the floor (margin_floor or margin_floor_push).")
+        self.hinge_cap = None if hinge_cap is None else float(hinge_cap)
         self.group_weights = None if group_weights is None else {g: float(w) for g, w in group_weights.items()}
         self.embedding_weight = float(embedding_weight)
         self.embedding_columns = embedding_columns
@@ -259,7 +272,10 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
             if self.distill == "margin_floor_push":
                 positive = positive.detach()
             below = (scores[0] - scores[1]) - (positive - pairwise_cos_sim(student[0], student[2]))
-            squared = torch.relu(below).pow(2)
+            gap = torch.relu(below)
+            squared = gap.pow(2)
+            if self.hinge_cap is not None:
+                squared = torch.where(gap <= self.hinge_cap, squared, self.hinge_cap * (2 * gap - self.hinge_cap))
             term = squared.mean() if row_weights is None else (row_weights.to(squared.dtype) * squared).sum() / batch_rows
         parts["teacher"] = self.teacher_weight * term
         if self.embedding_weight > 0:
@@ -271,6 +287,8 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
                   "distill_rows": self.distill_rows}
         if self.group_weights is not None:
             config["group_weights"] = dict(self.group_weights)
+        if self.hinge_cap is not None:
+            config["hinge_cap"] = self.hinge_cap
         if self.embedding_weight > 0:
             config |= {"embedding_weight": self.embedding_weight, "embedding_columns": self.embedding_columns,
                        "projection_sentences": self.projection_sentences}

@@ -108,8 +108,8 @@ def floor_settings(config: Path) -> str | None:
     params = loss.params
     if loss.name != "TeacherDistillMarginLoss" or params.get("distill") != "margin_floor":
         return "trains no TeacherDistillMarginLoss with distill: margin_floor"
-    if params.get("distill_rows", "all") != "all" or params.get("embedding_weight", 0):
-        return "restricts the floor's rows or adds the embedding term, which this script does not score"
+    if params.get("distill_rows", "all") != "all" or params.get("embedding_weight", 0) or params.get("hinge_cap"):
+        return "restricts or caps the floor's rows or adds the embedding term, which this script does not score"
     return None
 
 

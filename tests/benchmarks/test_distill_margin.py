@@ -276,6 +276,33 @@ def test_group_weights_select_rows_by_group_and_refuse_what_they_cannot_weigh(ti
             TeacherDistillMarginLoss(None, **{"distill": "margin_floor", **bad})
 
 
+def test_hinge_cap_makes_each_rows_floor_linear_past_the_cap() -> None:
+    """Against a float64 reference (g² up to c, c · (2g − c) past it), with gradcheck; rows under the cap keep the
+    plain floor."""
+    generator = torch.Generator().manual_seed(6)
+    columns = [torch.randn(6, 6, generator=generator, dtype=torch.float64, requires_grad=True) for _ in range(4)]
+    teacher_anchor = torch.randn(6, 8, generator=generator, dtype=torch.float64)
+    teacher = torch.cat([teacher_anchor, teacher_anchor, -teacher_anchor])  # teacher margin 2: every row under it
+    cap = 1.8
+    loss = TeacherDistillMarginLoss(None, teacher_weight=1.0, distill="margin_floor", hinge_cap=cap)
+    s = [c.detach().double().tolist() for c in columns[:3]]
+    gaps = [max(0.0, 2.0 - (lambda a, b: a - b)(*_scores(s, i))) for i in range(6)]
+    assert min(gaps) < cap < max(gaps), "rows on both sides of the cap"
+    expected = sum(g * g if g <= cap else cap * (2 * g - cap) for g in gaps) / 6
+
+    def term(*cols: torch.Tensor) -> torch.Tensor:
+        return loss.compute_loss_from_embeddings(list(cols), teacher=teacher)["teacher"]
+
+    assert term(*columns).item() == pytest.approx(expected, rel=1e-9)
+    assert term(*columns).item() < margin_floor_reference(columns[:3], teacher)
+    assert torch.autograd.gradcheck(term, tuple(columns))
+    assert loss.get_config_dict()["hinge_cap"] == cap
+    with pytest.raises(ValueError, match="hinge_cap"):
+        TeacherDistillMarginLoss(None, distill="margin_floor", hinge_cap=0.0)
+    with pytest.raises(ValueError, match="caps the floor"):
+        TeacherDistillMarginLoss(None, distill="margin_mse", hinge_cap=0.1)
+
+
 def test_bad_settings_are_refused_and_a_recipe_can_name_it(tiny_model) -> None:
     with pytest.raises(ValueError, match="distill must be one of"):
         TeacherDistillMarginLoss(None, distill="mse")

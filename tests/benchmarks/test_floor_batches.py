@@ -125,7 +125,7 @@ START = "a=sentence-transformers/all-MiniLM-L6-v2"
     ([__file__, START, "--out", "x.md"], "is not a recipe"),
     (["benchmarks/negation_teacher/configs/v6-halfpairs.yaml", START, "--out", "x.md"], "no TeacherDistillMarginLoss"),
     (["benchmarks/negation_teacher/configs/v6-halfpairs-marginfloor-negation.yaml", START, "--out", "x.md"],
-     "restricts the floor's rows"),
+     "restricts or caps the floor's rows"),
     ([FLOOR, START, "--first", "90", "--last", "60", "--out", "x.md"], "--first/--last"),
     ([FLOOR, "sentence-transformers/all-MiniLM-L6-v2", "--out", "x.md"], "give label=model"),
     ([FLOOR, "a=no/such/folder", "--out", "x.md"], "no model folder at no/such/folder"),
