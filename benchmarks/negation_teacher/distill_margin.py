@@ -84,6 +84,14 @@ def row_group(anchor: str, positive: str, negative: str) -> str:
     return "negation_edit" if counts[0] != counts[2] else "other"
 
 
+def row_floor(teacher_margin: Tensor, student_margin: Tensor, hinge_cap: float | None = None) -> Tensor:
+    """Each row's floor max(0, t-margin − s-margin)², linear past a gap of ``hinge_cap`` (module docstring)."""
+    gap = torch.relu(teacher_margin - student_margin)
+    if hinge_cap is None:
+        return gap.pow(2)
+    return torch.where(gap <= hinge_cap, gap.pow(2), hinge_cap * (2 * gap - hinge_cap))
+
+
 def distilled_row(anchor: str, positive: str, negative: str, rule: str) -> bool:
     """Whether ``distill_rows: rule`` distills the row (module docstring): ``negated_anchor`` — a ``meaning`` row;
     ``negation`` — any row but an ``other`` one; ``no_negation`` — an ``other`` row (:func:`row_group`)."""
@@ -271,11 +279,7 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
             positive = pairwise_cos_sim(student[0], student[1])
             if self.distill == "margin_floor_push":
                 positive = positive.detach()
-            below = (scores[0] - scores[1]) - (positive - pairwise_cos_sim(student[0], student[2]))
-            gap = torch.relu(below)
-            squared = gap.pow(2)
-            if self.hinge_cap is not None:
-                squared = torch.where(gap <= self.hinge_cap, squared, self.hinge_cap * (2 * gap - self.hinge_cap))
+            squared = row_floor(scores[0] - scores[1], positive - pairwise_cos_sim(student[0], student[2]), self.hinge_cap)
             term = squared.mean() if row_weights is None else (row_weights.to(squared.dtype) * squared).sum() / batch_rows
         parts["teacher"] = self.teacher_weight * term
         if self.embedding_weight > 0:

@@ -35,14 +35,15 @@ def margin(columns: Sequence[Any]) -> Any:
     return pairwise_cos_sim(columns[0], columns[1]) - pairwise_cos_sim(columns[0], columns[2])
 
 
-def row_pushes(teacher: Sequence[Any], student: Sequence[Any], weights: Any, batch_rows: int,
-               teacher_weight: float) -> Any:
-    """Each row's weighted push w · g · max(0, (t_ap − t_an) − (s_ap − s_an))² / B. ``teacher`` and ``student``:
-    the (anchor, positive, negative) embeddings of the rows, unit length or not."""
-    return teacher_weight * weights * (margin(teacher) - margin(student)).clamp(min=0).pow(2) / batch_rows
+def row_pushes(teacher_margin: Any, student_margin: Any, weights: Any, batch_rows: int, teacher_weight: float,
+               hinge_cap: float | None = None) -> Any:
+    """Each row's weighted push w · g · floor / B, the floor being the loss's own (``row_floor``)."""
+    from benchmarks.negation_teacher.distill_margin import row_floor
+
+    return teacher_weight * weights * row_floor(teacher_margin, student_margin, hinge_cap) / batch_rows
 
 
-def teacher_margins(loss: Any, texts: list[tuple[str, str, str]]) -> tuple[list[tuple[str, str, str]], Any]:
+def decoded_and_teacher(loss: Any, texts: list[tuple[str, str, str]]) -> tuple[list[tuple[str, str, str]], Any]:
     """The rows as the student's tokens decode them (what the teacher reads in training) and the teacher's
     (anchor, positive, negative) embeddings of them."""
     decoded = [loss.decoded_texts(loss.model.tokenize(list(column))) for column in zip(*texts, strict=True)]
@@ -108,8 +109,8 @@ def floor_settings(config: Path) -> str | None:
     params = loss.params
     if loss.name != "TeacherDistillMarginLoss" or params.get("distill") != "margin_floor":
         return "trains no TeacherDistillMarginLoss with distill: margin_floor"
-    if params.get("distill_rows", "all") != "all" or params.get("embedding_weight", 0) or params.get("hinge_cap"):
-        return "restricts or caps the floor's rows or adds the embedding term, which this script does not score"
+    if params.get("distill_rows", "all") != "all" or params.get("embedding_weight", 0):
+        return "restricts the floor's rows or adds the embedding term, which this script does not score"
     return None
 
 
@@ -157,17 +158,18 @@ def report(args: argparse.Namespace, models: dict[str, str]) -> None:
     recipe = override(load_recipe(args.config), steps=args.steps, batch_size=64, max_seq_length=32, eval_steps=25,
                       seed=args.seed)
     print(f"[floor] building the rows of {args.config.name} and the trainer's batches…", flush=True)
-    rows = training_rows(recipe, load_model(None))[0]
+    start = load_model(None)  # builds the rows and reads them as training's tokenizer does
+    rows = training_rows(recipe, start)[0]
     batches = training_batches(rows, recipe.training.batch_size, args.seed, args.last)[args.first - 1:]
     texts = [(rows[i]["anchor"], rows[i]["positive"], rows[i]["negative"]) for batch in batches for i in batch]
     steps = [args.first + k for k, batch in enumerate(batches) for _ in batch]
     params = resolve_params(recipe.loss.params)
     group_weights = params.get("group_weights") or {}
     results = {}
-    first = load_model(next(iter(models.values())))
-    first.max_seq_length = recipe.training.max_seq_length
+    start.max_seq_length = recipe.training.max_seq_length
     print(f"[floor] the teacher embeds the {len(texts):,} rows of steps {args.first}–{args.last}…", flush=True)
-    decoded, teacher = teacher_margins(TeacherDistillMarginLoss(first, **params), texts)
+    decoded, teacher = decoded_and_teacher(TeacherDistillMarginLoss(start, **params), texts)
+    teacher_margin = margin(teacher)
     groups = [row_group(*row) for row in decoded]
     identical = [row[0] == row[1] for row in decoded]
     weights = torch.tensor([group_weights.get(g, 1.0) for g in groups])
@@ -175,13 +177,13 @@ def report(args: argparse.Namespace, models: dict[str, str]) -> None:
         print(f"[floor] scoring them with {label}…", flush=True)
         model = load_model(name)
         model.max_seq_length = recipe.training.max_seq_length
-        student, dropped = (student_embeddings(model, texts, dropout=d, seed=args.seed) for d in (False, True))
-        pushes = row_pushes(teacher, dropped, weights, recipe.training.batch_size,
-                            float(params.get("teacher_weight", 1.0)))
+        student, dropped = (margin(student_embeddings(model, texts, dropout=d, seed=args.seed)) for d in (False, True))
+        pushes = row_pushes(teacher_margin, dropped, weights, recipe.training.batch_size,
+                            float(params.get("teacher_weight", 1.0)), params.get("hinge_cap"))
         records = [{"step": s, "group": g, "identical": i, "push": p, "teacher_margin": t, "student_margin": m,
                     "dropout_margin": d}
-                   for s, g, i, p, t, m, d in zip(steps, groups, identical, pushes.tolist(), margin(teacher).tolist(),
-                                                  margin(student).tolist(), margin(dropped).tolist(), strict=True)]
+                   for s, g, i, p, t, m, d in zip(steps, groups, identical, pushes.tolist(), teacher_margin.tolist(),
+                                                  student.tolist(), dropped.tolist(), strict=True)]
         results[label] = {"windows": summarise(records, range(args.first, args.last + 1), ROW_GROUPS),
                           "per_step": per_step(records, ROW_GROUPS)}
         if label == next(iter(models)):

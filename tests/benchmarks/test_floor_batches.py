@@ -28,18 +28,26 @@ def test_row_pushes_add_up_to_the_weighted_floor_of_the_loss() -> None:
                                     group_weights={"negation_edit": 0.3, "other": 2.0})
     term = loss.compute_loss_from_embeddings(columns, teacher=teacher, rows=torch.ones(6, dtype=torch.bool),
                                              row_weights=weights)["teacher"]
-    pushes = row_pushes(teacher.chunk(3), columns[:3], weights, batch_rows=6, teacher_weight=0.1)
+    pushes = row_pushes(margin(teacher.chunk(3)), margin(columns[:3]), weights, batch_rows=6, teacher_weight=0.1)
     assert pushes.shape == (6,)
     assert (pushes >= 0).all() and (pushes > 0).any(), "random teachers disagree on some rows"
     assert pushes.sum().item() == pytest.approx(term.item(), rel=1e-12)
     s = [c.tolist() for c in columns[:3]]
     t = [c.tolist() for c in teacher.chunk(3)]
+
     def row_margin(x: list[list[list[float]]], i: int) -> float:
         return cosine(x[0][i], x[1][i]) - cosine(x[0][i], x[2][i])
 
     for i in range(6):
         expected = 0.1 * float(weights[i]) * max(0.0, row_margin(t, i) - row_margin(s, i)) ** 2 / 6
         assert pushes[i].item() == pytest.approx(expected, rel=1e-9, abs=1e-15)
+    capped = row_pushes(margin(teacher.chunk(3)), margin(columns[:3]), weights, batch_rows=6, teacher_weight=0.1,
+                        hinge_cap=0.05)
+    capped_loss = TeacherDistillMarginLoss(None, teacher_weight=0.1, distill="margin_floor", hinge_cap=0.05,
+                                           group_weights={"negation_edit": 0.3, "other": 2.0})
+    assert capped.sum().item() == pytest.approx(capped_loss.compute_loss_from_embeddings(
+        columns, teacher=teacher, rows=torch.ones(6, dtype=torch.bool), row_weights=weights)["teacher"].item(), rel=1e-12)
+    assert capped.sum().item() < pushes.sum().item()
 
 
 def test_batches_are_the_trainers_own(tiny_model, wiki_sentences, tmp_path) -> None:
@@ -66,8 +74,7 @@ def test_batches_are_the_trainers_own(tiny_model, wiki_sentences, tmp_path) -> N
     assert batches == expected
     longer = training_batches(rows, batch_size=8, seed=7, steps=len(expected) + 3)
     assert longer[:len(expected)] == expected and len(longer) == len(expected) + 3
-    trainer.train_dataloader = trainer.get_train_dataloader()
-    sampler = trainer.train_dataloader.batch_sampler
+    sampler = trainer.get_train_dataloader().batch_sampler
     sampler.set_epoch(1)
     assert longer[len(expected):] == list(sampler)[:3], "the next epoch is the trainer's next epoch"
     assert batches == training_batches(rows, batch_size=8, seed=7)
@@ -125,7 +132,7 @@ START = "a=sentence-transformers/all-MiniLM-L6-v2"
     ([__file__, START, "--out", "x.md"], "is not a recipe"),
     (["benchmarks/negation_teacher/configs/v6-halfpairs.yaml", START, "--out", "x.md"], "no TeacherDistillMarginLoss"),
     (["benchmarks/negation_teacher/configs/v6-halfpairs-marginfloor-negation.yaml", START, "--out", "x.md"],
-     "restricts or caps the floor's rows"),
+     "restricts the floor's rows"),
     ([FLOOR, START, "--first", "90", "--last", "60", "--out", "x.md"], "--first/--last"),
     ([FLOOR, "sentence-transformers/all-MiniLM-L6-v2", "--out", "x.md"], "give label=model"),
     ([FLOOR, "a=no/such/folder", "--out", "x.md"], "no model folder at no/such/folder"),
