@@ -17,6 +17,9 @@ and adds only the teacher's *ranking* of each row's two candidates, which a leve
   floor pushes its negative away from its anchor and never pulls its positive closer. On a negation-meaning row
   ("X is not A", "X is B", "X is not B") the plain floor can be met by pulling "X is not A" toward the affirmative
   "X is B", which moves negated sentences toward affirmative ones; this form can only separate "not A" from "not B".
+* ``distill: margin_floor_pull`` — the mirror: the gradient through s(a_i, p_i) only, so a row below its floor pulls
+  its positive in and never pushes its negative away. The plain floor's push lowers the cosine of every small
+  edit, meaning-preserving ones too (``sts_shift.py``: STS-B dev's high-overlap, high-score pairs fall in rank).
 
 With ``embedding_weight`` w_e > 0, the teacher's embeddings themselves are distilled beside the margin term, as
 the plain baseline does (``plain_distill.py``): w_e · mean_i ‖W s(x_i) + b − t(x_i)‖² / d_t over the rows' anchors
@@ -62,7 +65,7 @@ from st_debias.data.negation.negator import negation_count
 from st_debias.losses import MarginNegationLoss
 from st_debias.losses.base import LossOutput, combine_parts
 
-DISTILL = ("margin_mse", "kl_div", "margin_floor", "margin_floor_push")
+DISTILL = ("margin_mse", "kl_div", "margin_floor", "margin_floor_push", "margin_floor_pull")
 DISTILL_ROWS = ("all", "negated_anchor", "negation", "no_negation")
 EMBEDDING_COLUMNS = ("anchor", "all")
 
@@ -129,7 +132,8 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
         """``MarginNegationLoss``'s arguments, the teacher's (``TeacherStructureMarginLoss``), and:
 
         Args:
-            distill: ``"margin_mse"``, ``"kl_div"``, ``"margin_floor"`` or ``"margin_floor_push"`` (module docstring).
+            distill: ``"margin_mse"``, ``"kl_div"``, ``"margin_floor"``, ``"margin_floor_push"`` or
+                ``"margin_floor_pull"`` (module docstring).
             temperature: τ of ``kl_div`` for both models' cosines.
             distill_rows: ``"all"``, ``"negated_anchor"``, ``"negation"`` or ``"no_negation"`` (module docstring).
             embedding_weight: w_e ≥ 0 of the embedding term (module docstring); 0 adds none.
@@ -171,11 +175,12 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
                 core.check_non_negative(weight, f"group_weights.{group}", "TeacherDistillMarginLoss")
             if not distill.startswith("margin_floor") or distill_rows != "all" or embedding_weight:
                 raise ValueError("TeacherDistillMarginLoss: group_weights weighs the floor (margin_floor or "
-                                 "margin_floor_push) over every row, without the embedding term.")
+                                 "its push or pull form) over every row, without the embedding term.")
         if hinge_cap is not None:
             core.check_positive(hinge_cap, "hinge_cap", "TeacherDistillMarginLoss")
             if not distill.startswith("margin_floor"):
-                raise ValueError("TeacherDistillMarginLoss: hinge_cap caps the floor (margin_floor or margin_floor_push).")
+                raise ValueError("TeacherDistillMarginLoss: hinge_cap caps the floor (margin_floor or "
+                                 "its push or pull form).")
         self.hinge_cap = None if hinge_cap is None else float(hinge_cap)
         self.group_weights = None if group_weights is None else {g: float(w) for g, w in group_weights.items()}
         self.embedding_weight = float(embedding_weight)
@@ -276,10 +281,12 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
         elif self.distill == "margin_mse":
             term = self._distill_loss.compute_loss_from_embeddings(student, scores[0] - scores[1])
         else:
-            positive = pairwise_cos_sim(student[0], student[1])
+            positive, negative = pairwise_cos_sim(student[0], student[1]), pairwise_cos_sim(student[0], student[2])
             if self.distill == "margin_floor_push":
                 positive = positive.detach()
-            squared = row_floor(scores[0] - scores[1], positive - pairwise_cos_sim(student[0], student[2]), self.hinge_cap)
+            elif self.distill == "margin_floor_pull":
+                negative = negative.detach()
+            squared = row_floor(scores[0] - scores[1], positive - negative, self.hinge_cap)
             term = squared.mean() if row_weights is None else (row_weights.to(squared.dtype) * squared).sum() / batch_rows
         parts["teacher"] = self.teacher_weight * term
         if self.embedding_weight > 0:

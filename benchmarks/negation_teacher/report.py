@@ -47,6 +47,7 @@ ORDER = ("v6-halfpairs", "v6-halfpairs-marginmse", "v6-halfpairs-marginmse-meani
          "v6-halfpairs-marginfloor-negedit03-other2-negviews05-lr15e6",
          "v6-halfpairs-marginfloor-negedit03-other2-negviews05-meaning05",
          "v6-halfpairs-marginfloor-negedit03-other2-negviews05-cap01",
+         "v6-halfpairs-marginfloor-negedit03-other2-negviews05-pull",
          "v6-halfpairs-phrases-marginfloor-negedit03-other2",
          "v6-halfpairs-affirmative-marginfloor-nonegedit",
          "v6-wordnet-half", "v6-wordnet-half-marginmse", "v6-wordnet-half-marginfloor",
@@ -82,6 +83,8 @@ LABELS = {
                                                                        "the negation-meaning rows"),
     "v6-halfpairs-marginfloor-negedit03-other2-negviews05-cap01": ("the negation view's floor, no ramp, each row's floor "
                                                                    "linear past a gap of 0.1"),
+    "v6-halfpairs-marginfloor-negedit03-other2-negviews05-pull": ("the negation view's floor, no ramp, pulling positives in "
+                                                                  "only (no push on negatives)"),
     "v6-halfpairs-phrases-marginfloor-negedit03-other2": ("+ 5 % rows (\"not A\", \"B\", \"not B\") for minimal pairs, the floor, 0.1 per row, 0.03 on the "
                                                            "negation edits, 0.2 on the other edits"),
     "v6-halfpairs-affirmative-marginfloor-nonegedit": ("+ 10 % rows (\"X is not A\", \"X is B\", \"X is A\") for minimal pairs, the floor on every "

@@ -57,6 +57,7 @@ REFERENCES = {
     "kl_div": lambda student, teacher: kl_reference(student, teacher, 0.5),
     "margin_floor": lambda student, teacher: margin_floor_reference(student, teacher),
     "margin_floor_push": lambda student, teacher: margin_floor_reference(student, teacher),
+    "margin_floor_pull": lambda student, teacher: margin_floor_reference(student, teacher),
 }
 
 
@@ -74,11 +75,15 @@ def test_matches_the_float64_reference_and_passes_gradcheck(distill: str) -> Non
     reference = REFERENCES[distill](columns[:3], teacher)
     assert parts["teacher"].item() == pytest.approx(0.7 * reference, rel=1e-9)
     assert parts["teacher"].item() > 1e-4, "random teachers disagree: the term is not trivially zero"
-    if distill == "margin_floor_push":  # its gradient is the floor's with s(a, p) held (its own test); exact on n
-        def through_negative(negative: torch.Tensor) -> torch.Tensor:
-            return loss.compute_loss_from_embeddings([*columns[:2], negative, columns[3]], teacher=teacher)["teacher"]
+    if distill in ("margin_floor_push", "margin_floor_pull"):  # one cosine held (their own test); exact on the other
+        moved = 2 if distill == "margin_floor_push" else 1
 
-        assert torch.autograd.gradcheck(through_negative, (columns[2],))
+        def through_moved(column: torch.Tensor) -> torch.Tensor:
+            inputs = list(columns)
+            inputs[moved] = column
+            return loss.compute_loss_from_embeddings(inputs, teacher=teacher)["teacher"]
+
+        assert torch.autograd.gradcheck(through_moved, (columns[moved],))
         return
     assert torch.autograd.gradcheck(lambda *c: loss.compute_loss_from_embeddings(list(c), teacher=teacher)["teacher"],
                                     tuple(columns))
@@ -127,27 +132,30 @@ def test_margin_floor_is_zero_where_the_student_separates_more_than_the_teacher(
     assert mse["teacher"].item() == pytest.approx((first + second) / 2, rel=1e-9)
 
 
-def test_margin_floor_push_moves_only_the_negative_side() -> None:
-    """Same value as the floor; no gradient reaches the positive column, and the anchor's and negative's gradients
-    are those of −s(a, n) alone: the float64 gradient of mean_i max(0, t-margin_i − s(a_i, p_i) + s(a_i, n_i))² with
-    s(a_i, p_i) held constant."""
+@pytest.mark.parametrize(("distill", "held"), [("margin_floor_push", 1), ("margin_floor_pull", 2)])
+def test_the_push_and_pull_floors_move_one_side_only(distill: str, held: int) -> None:
+    """Same value as the floor; no gradient reaches the held column (the positive for the push, the negative for the
+    pull), and the others' gradients are the float64 gradient of
+    mean_i max(0, t-margin_i − s(a_i, p_i) + s(a_i, n_i))² with the held column's cosine constant."""
     generator = torch.Generator().manual_seed(2)
     columns = [torch.randn(5, 6, generator=generator, dtype=torch.float64, requires_grad=True) for _ in range(4)]
     teacher = torch.randn(15, 10, generator=generator, dtype=torch.float64)
-    push = TeacherDistillMarginLoss(None, distill="margin_floor_push").compute_loss_from_embeddings(columns, teacher=teacher)
+    one_side = TeacherDistillMarginLoss(None, distill=distill).compute_loss_from_embeddings(columns, teacher=teacher)
     floor = TeacherDistillMarginLoss(None, distill="margin_floor").compute_loss_from_embeddings(columns, teacher=teacher)
-    assert push["teacher"].item() == pytest.approx(floor["teacher"].item(), rel=1e-12) and push["teacher"].item() > 1e-4
-    gradients = torch.autograd.grad(push["teacher"], columns[:3], allow_unused=True)
-    assert gradients[1] is None or torch.count_nonzero(gradients[1]) == 0
-    anchor, positive, negative = (c.detach().clone() for c in columns[:3])
-    anchor.requires_grad_(True)
-    negative.requires_grad_(True)
+    assert one_side["teacher"].item() == pytest.approx(floor["teacher"].item(), rel=1e-12) and floor["teacher"].item() > 1e-4
+    gradients = torch.autograd.grad(one_side["teacher"], columns[:3], allow_unused=True)
+    assert gradients[held] is None or torch.count_nonzero(gradients[held]) == 0
+    assert torch.count_nonzero(gradients[3 - held]) > 0, "the moved side gets a gradient"
+    anchor, positive, negative = (c.detach().clone().requires_grad_(True) for c in columns[:3])
     t = teacher.chunk(3)
     floors = pairwise_cos_sim(t[0], t[1]) - pairwise_cos_sim(t[0], t[2])
-    held = pairwise_cos_sim(anchor, positive).detach()
-    reference = torch.relu(floors - held + pairwise_cos_sim(anchor, negative)).pow(2).mean()
-    expected = torch.autograd.grad(reference, [anchor, negative])
-    assert torch.allclose(gradients[0], expected[0], atol=1e-12) and torch.allclose(gradients[2], expected[1], atol=1e-12)
+    cosines = [pairwise_cos_sim(anchor, positive), pairwise_cos_sim(anchor, negative)]
+    cosines[held - 1] = cosines[held - 1].detach()
+    reference = torch.relu(floors - cosines[0] + cosines[1]).pow(2).mean()
+    moved = negative if held == 1 else positive
+    expected = torch.autograd.grad(reference, [anchor, moved])
+    assert torch.allclose(gradients[0], expected[0], atol=1e-12)
+    assert torch.allclose(gradients[3 - held], expected[1], atol=1e-12)
 
 
 def test_rows_mask_distills_the_selected_rows_only_and_zero_rows_give_zero() -> None:
