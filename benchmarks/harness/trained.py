@@ -2,12 +2,33 @@
 
 from __future__ import annotations
 
+import argparse
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
+
+HUB_PREFIX = "sentence-transformers/"
+
+
+def labelled_models(parser: argparse.ArgumentParser, specs: Sequence[str]) -> dict[str, str]:
+    """``label=folder`` (or ``label=sentence-transformers/<name>``, a hub name) arguments as label → model, in order;
+    exits through ``parser.error`` (status 2) on a malformed one, a repeated label or a folder that is not there."""
+    bad = [spec for spec in specs if "=" not in spec or not spec.split("=", 1)[0] or not spec.split("=", 1)[1]]
+    if bad:
+        parser.error(f"models must be label=folder, got {', '.join(bad)}")
+    pairs = [spec.split("=", 1) for spec in specs]
+    labels = [label for label, _ in pairs]
+    repeated = sorted({label for label in labels if labels.count(label) > 1})
+    if repeated:
+        parser.error(f"each model needs its own label; repeated: {', '.join(repeated)}")
+    missing = [path for _, path in pairs if not Path(path).exists() and not path.startswith(HUB_PREFIX)]
+    if missing:
+        parser.error(f"no model folder at {', '.join(missing)}")
+    return dict(pairs)
 
 
 def run_model_of(folder: Path) -> Path | None:

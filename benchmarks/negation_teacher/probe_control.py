@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.harness.provenance import write_table
+from benchmarks.harness.trained import labelled_models
 from benchmarks.negation_teacher.probe_split import probe_subsets
 from benchmarks.negation_teacher.wordnet_pairs import direct_adjective_antonyms
 from st_debias.data.lexicon import safe_antonym
@@ -103,13 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="the draw of C (default 0)")
     parser.add_argument("--out", type=Path, required=True, help="the Markdown table (its JSON goes beside it)")
     args = parser.parse_args(argv)
-    bad = [m for m in args.models if "=" not in m]
-    if bad:
-        parser.error(f"models must be label=folder, got {', '.join(bad)}")
-    models = dict(m.split("=", 1) for m in args.models)
-    missing = [p for p in models.values() if not Path(p).exists() and not p.startswith("sentence-transformers/")]
-    if missing:
-        parser.error(f"no model folder at {', '.join(missing)}")
+    models = labelled_models(parser, args.models)
     if not args.out.parent.is_dir():
         parser.error(f"--out {args.out}: no folder {args.out.parent}")
 

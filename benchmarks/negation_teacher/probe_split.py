@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.harness.provenance import write_table
+from benchmarks.harness.trained import labelled_models
 from benchmarks.negation_meaning.held_out_pairs import antonym_pair, in_training_half
 from benchmarks.negation_teacher.wordnet_pairs import sorted_pair, wordnet_antonyms
 from st_debias.datafiles import text_lines
@@ -91,10 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("models", nargs="+", help="label=model folder or hub name")
     parser.add_argument("--out", type=Path, required=True, help="the Markdown table (its JSON goes beside it)")
     args = parser.parse_args(argv)
-    models = dict(m.split("=", 1) for m in args.models)
-    missing = [p for p in models.values() if "/" in p and not Path(p).exists() and not p.startswith("sentence-transformers/")]
-    if missing:
-        parser.error(f"no model folder at {', '.join(missing)}")
+    models = labelled_models(parser, args.models)
     subsets = probe_subsets()
     scores = {label: score(path, subsets) for label, path in models.items()}
     names = [n for n in subsets if all(n in s for s in scores.values())]
