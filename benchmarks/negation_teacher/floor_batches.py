@@ -132,14 +132,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"config: {args.config} {floor}")
     if not 1 <= args.first <= args.last <= args.steps:
         parser.error(f"--first/--last: need 1 ≤ first ≤ last ≤ --steps, got {args.first}, {args.last}, {args.steps}")
-    malformed = [m for m in args.models if "=" not in m]
-    if malformed:
-        parser.error(f"models: give label=model, got {', '.join(malformed)}")
-    models = dict(m.split("=", 1) for m in args.models)
-    missing = [p for p in models.values() if not p.startswith("sentence-transformers/") and not Path(p).exists()]
-    if missing:
-        parser.error(f"no model folder at {', '.join(missing)}")
-    report(args, models)
+    from benchmarks.harness.trained import labelled_models
+
+    report(args, labelled_models(parser, args.models))
     return 0
 
 

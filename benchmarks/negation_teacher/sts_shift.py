@@ -102,9 +102,8 @@ def plot(shifts: dict[str, dict[str, Any]], path: Path) -> None:
     ax.set_xticks(np.arange(len(names)), names)
     ax.set_ylabel("share of the change in Spearman ×100")
     ax.set_title("STS-B dev: which overlap/score quadrant moved Spearman")
-    ax.legend(fontsize=8, ncol=2)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    ax.legend(fontsize=8, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.1))
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
 
 

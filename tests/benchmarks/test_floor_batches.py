@@ -134,7 +134,7 @@ START = "a=sentence-transformers/all-MiniLM-L6-v2"
     (["benchmarks/negation_teacher/configs/v6-halfpairs-marginfloor-negation.yaml", START, "--out", "x.md"],
      "restricts the floor's rows"),
     ([FLOOR, START, "--first", "90", "--last", "60", "--out", "x.md"], "--first/--last"),
-    ([FLOOR, "sentence-transformers/all-MiniLM-L6-v2", "--out", "x.md"], "give label=model"),
+    ([FLOOR, "sentence-transformers/all-MiniLM-L6-v2", "--out", "x.md"], "must be label=folder"),
     ([FLOOR, "a=no/such/folder", "--out", "x.md"], "no model folder at no/such/folder"),
 ])
 def test_bad_arguments_exit_2_naming_them(argv, message, capsys, tmp_path) -> None:
