@@ -9,6 +9,9 @@ paraphrase: the teacher's own cosine there is 1, so its margin is 1 − t(a, n))
 t(a, p) − t(a, n), the student's s(a, p) − s(a, n) without dropout and with it (one seeded forward pass per column;
 training embeds the columns in other passes, with the same dropout), and its weighted push
 w · g · max(0, t-margin − s-margin)² / B with the dropout margin: the floor's value on the row as training sees it.
+Each row's word cue (:func:`word_cue`) says which candidate shares more of the anchor's words (by the word-level
+match error rate, the overlap measure of STS-B dev's Cont/Oppn split): where the negative does, the floor can also be
+met by ranking by fewer shared words, the reverse of the overlap shortcut (``sts_shift.py``).
 
     python benchmarks/negation_teacher/floor_batches.py \
         benchmarks/negation_teacher/configs/v6-halfpairs-marginfloor-negedit03-other2-negviews05-lr15e6.yaml \
@@ -77,6 +80,27 @@ def student_embeddings(model: Any, texts: list[tuple[str, str, str]], dropout: b
 
 
 MARGINS = ("teacher_margin", "student_margin", "dropout_margin")
+WORD_CUES = ("negative nearer in words", "as near", "positive nearer in words")
+
+
+def word_cue(anchor: str, positive: str, negative: str) -> str:
+    """Which candidate shares more of the anchor's words (:data:`WORD_CUES`), by the word-level match error rate."""
+    from st_debias.data.text import match_error_rate
+
+    to_positive, to_negative = match_error_rate(anchor, positive), match_error_rate(anchor, negative)
+    return WORD_CUES[0] if to_negative < to_positive else WORD_CUES[2] if to_negative > to_positive else WORD_CUES[1]
+
+
+def cue_summary(records: list[dict[str, Any]], steps: range) -> dict[str, Any]:
+    """Per window of steps and word cue: rows per step and push per step."""
+    out: dict[str, Any] = {}
+    for start in range(steps.start, steps.stop, WINDOW):
+        window = [r for r in records if start <= r["step"] < start + WINDOW]
+        count = len({r["step"] for r in window}) or 1
+        out[f"{start}-{min(start + WINDOW, steps.stop) - 1}"] = {
+            cue: {"rows_per_step": sum(r["cue"] == cue for r in window) / count,
+                  "push_per_step": sum(r["push"] for r in window if r["cue"] == cue) / count} for cue in WORD_CUES}
+    return out
 
 
 def summarise(records: list[dict[str, Any]], steps: range, groups: Sequence[str]) -> dict[str, Any]:
@@ -167,6 +191,7 @@ def report(args: argparse.Namespace, models: dict[str, str]) -> None:
     teacher_margin = margin(teacher)
     groups = [row_group(*row) for row in decoded]
     identical = [row[0] == row[1] for row in decoded]
+    cues = [word_cue(*row) for row in decoded]
     weights = torch.tensor([group_weights.get(g, 1.0) for g in groups])
     for label, name in models.items():
         print(f"[floor] scoring them with {label}…", flush=True)
@@ -175,11 +200,13 @@ def report(args: argparse.Namespace, models: dict[str, str]) -> None:
         student, dropped = (margin(student_embeddings(model, texts, dropout=d, seed=args.seed)) for d in (False, True))
         pushes = row_pushes(teacher_margin, dropped, weights, recipe.training.batch_size,
                             float(params.get("teacher_weight", 1.0)), params.get("hinge_cap"))
-        records = [{"step": s, "group": g, "identical": i, "push": p, "teacher_margin": t, "student_margin": m,
-                    "dropout_margin": d}
-                   for s, g, i, p, t, m, d in zip(steps, groups, identical, pushes.tolist(), teacher_margin.tolist(),
-                                                  student.tolist(), dropped.tolist(), strict=True)]
-        results[label] = {"windows": summarise(records, range(args.first, args.last + 1), ROW_GROUPS),
+        records = [{"step": s, "group": g, "identical": i, "cue": c, "push": p, "teacher_margin": t,
+                    "student_margin": m, "dropout_margin": d}
+                   for s, g, i, c, p, t, m, d in zip(steps, groups, identical, cues, pushes.tolist(),
+                                                     teacher_margin.tolist(), student.tolist(), dropped.tolist(),
+                                                     strict=True)]
+        scored = range(args.first, args.last + 1)
+        results[label] = {"windows": summarise(records, scored, ROW_GROUPS), "word_cues": cue_summary(records, scored),
                           "per_step": per_step(records, ROW_GROUPS)}
         if label == next(iter(models)):
             top = [{"step": steps[k], "group": groups[k], "push": float(pushes[k]), "row": list(decoded[k])}
@@ -216,6 +243,11 @@ def table(results: dict[str, Any], models: dict[str, str]) -> list[str]:
             lines.append(f"| {window} | " + " | ".join(
                 f"{1e4 * row[c]['push_per_step']:.2f} ({row[c]['pushed']}/{row[c]['rows']}; "
                 + " / ".join(f"{row[c][key] or 0:.3f}" for key in MARGINS) + ")" for c in cells) + " |")
+        lines += ["", f"{label}, by word cue: push per step ×1e4 (rows per step)", "",
+                  "| steps | " + " | ".join(WORD_CUES) + " |", "|---|" + "---:|" * len(WORD_CUES)]
+        for window, row in results[label]["word_cues"].items():
+            lines.append(f"| {window} | " + " | ".join(
+                f"{1e4 * row[c]['push_per_step']:.2f} ({row[c]['rows_per_step']:.1f})" for c in WORD_CUES) + " |")
         lines.append("")
     return lines
 

@@ -10,11 +10,14 @@ import torch
 from benchmarks.negation_fit.rows import training_batches
 from benchmarks.negation_teacher.distill_margin import TeacherDistillMarginLoss
 from benchmarks.negation_teacher.floor_batches import (
+    WORD_CUES,
+    cue_summary,
     main,
     margin,
     row_pushes,
     student_embeddings,
     summarise,
+    word_cue,
 )
 from tests.reference import cosine
 
@@ -148,3 +151,25 @@ def test_bad_arguments_exit_2_naming_them(argv, message, capsys, tmp_path) -> No
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "x.md").exists()
+
+
+def test_word_cue_names_the_candidate_sharing_more_of_the_anchors_words() -> None:
+    meaning = ("the water is not cold .", "the water is hot .", "the water is not hot .")
+    assert word_cue(*meaning) == "negative nearer in words", "one word swapped against two words changed"
+    voice = ("the cat chased the dog .", "the dog was chased by the cat .", "the dog chased the cat .")
+    assert word_cue(*voice) == "negative nearer in words"
+    synonym = ("the film was big .", "the film was large .", "the film was small .")
+    assert word_cue(*synonym) == "as near"
+    identical = ("the film was big .", "the film was big .", "the film was not big .")
+    assert word_cue(*identical) == "positive nearer in words"
+
+
+def test_cue_summary_counts_rows_and_push_per_step_by_window_and_cue() -> None:
+    records = [{"step": 51, "cue": WORD_CUES[0], "push": 0.3}, {"step": 52, "cue": WORD_CUES[0], "push": 0.1},
+               {"step": 52, "cue": WORD_CUES[2], "push": 0.2}, {"step": 76, "cue": WORD_CUES[1], "push": 0.4}]
+    out = cue_summary(records, range(51, 81))
+    assert list(out) == ["51-75", "76-80"]
+    assert out["51-75"][WORD_CUES[0]] == {"rows_per_step": 1.0, "push_per_step": pytest.approx(0.2)}
+    assert out["51-75"][WORD_CUES[2]] == {"rows_per_step": 0.5, "push_per_step": pytest.approx(0.1)}
+    assert out["51-75"][WORD_CUES[1]] == {"rows_per_step": 0.0, "push_per_step": 0.0}
+    assert out["76-80"][WORD_CUES[1]] == {"rows_per_step": 1.0, "push_per_step": pytest.approx(0.4)}
