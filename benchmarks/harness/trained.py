@@ -1,4 +1,5 @@
-"""What ``train_recipe`` saved, loaded for scoring: a run's ``model/`` folder or one of its trainer checkpoints."""
+"""What ``train_recipe`` saved, loaded for scoring: a run's ``model/`` folder or one of its trainer checkpoints; and the
+``label=model`` arguments of the scripts that score several models."""
 
 from __future__ import annotations
 
@@ -12,11 +13,17 @@ if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
 HUB_PREFIX = "sentence-transformers/"
+MODEL_HELP = f"label=model: a folder, default (the packaged model) or a {HUB_PREFIX} hub name"
+"""The help of a ``label=model`` argument read by :func:`labelled_models`."""
 
 
 def labelled_models(parser: argparse.ArgumentParser, specs: Sequence[str]) -> dict[str, str]:
-    """``label=folder`` (or ``label=sentence-transformers/<name>``, a hub name) arguments as label → model, in order;
-    exits through ``parser.error`` (status 2) on a malformed one, a repeated label or a folder that is not there."""
+    """``label=model`` arguments as label → model, in order. A model is a folder, the default model's name
+    (``default``: the packaged copy, as ``st_debias.paths.resolve_model_name`` reads it) or a hub name under
+    ``sentence-transformers/``. Exits through ``parser.error`` (status 2) on a malformed argument, a repeated label
+    or a model that is none of these."""
+    from st_debias.paths import resolve_model_name
+
     bad = [spec for spec in specs if "=" not in spec or not spec.split("=", 1)[0] or not spec.split("=", 1)[1]]
     if bad:
         parser.error(f"models must be label=folder, got {', '.join(bad)}")
@@ -25,9 +32,15 @@ def labelled_models(parser: argparse.ArgumentParser, specs: Sequence[str]) -> di
     repeated = sorted({label for label in labels if labels.count(label) > 1})
     if repeated:
         parser.error(f"each model needs its own label; repeated: {', '.join(repeated)}")
-    missing = [path for _, path in pairs if not Path(path).exists() and not path.startswith(HUB_PREFIX)]
+    def found(path: str) -> bool:
+        try:
+            return Path(resolve_model_name(path)).exists()
+        except FileNotFoundError:  # offline and neither a folder nor the installed default model
+            return False
+
+    missing = [path for _, path in pairs if not path.startswith(HUB_PREFIX) and not found(path)]
     if missing:
-        parser.error(f"no model folder at {', '.join(missing)}")
+        parser.error(f"no model folder at {', '.join(missing)} (nor the default model or a {HUB_PREFIX} hub name)")
     return dict(pairs)
 
 

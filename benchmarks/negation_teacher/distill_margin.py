@@ -18,8 +18,9 @@ and adds only the teacher's *ranking* of each row's two candidates, which a leve
   ("X is not A", "X is B", "X is not B") the plain floor can be met by pulling "X is not A" toward the affirmative
   "X is B", which moves negated sentences toward affirmative ones; this form can only separate "not A" from "not B".
 * ``distill: margin_floor_pull`` — the mirror: the gradient through s(a_i, p_i) only, so a row below its floor pulls
-  its positive in and never pushes its negative away. The plain floor's push lowers the cosine of every small
-  edit, meaning-preserving ones too (``sts_shift.py``: STS-B dev's high-overlap, high-score pairs fall in rank).
+  its positive in and never pushes its negative away (``../teacher_dip/``: before the STS-B dev dip, dev pairs that
+  share most of their words and are scored similar fall in rank). On the negation-meaning rows it can only pull
+  "X is not A" toward "X is B", and on rows whose positive is the anchor only align two dropout passes.
 
 With ``embedding_weight`` w_e > 0, the teacher's embeddings themselves are distilled beside the margin term, as
 the plain baseline does (``plain_distill.py``): w_e · mean_i ‖W s(x_i) + b − t(x_i)‖² / d_t over the rows' anchors
@@ -281,12 +282,13 @@ class TeacherDistillMarginLoss(TeacherStructureMarginLoss):
         elif self.distill == "margin_mse":
             term = self._distill_loss.compute_loss_from_embeddings(student, scores[0] - scores[1])
         else:
-            positive, negative = pairwise_cos_sim(student[0], student[1]), pairwise_cos_sim(student[0], student[2])
+            to_positive = pairwise_cos_sim(student[0], student[1])
+            to_negative = pairwise_cos_sim(student[0], student[2])
             if self.distill == "margin_floor_push":
-                positive = positive.detach()
+                to_positive = to_positive.detach()
             elif self.distill == "margin_floor_pull":
-                negative = negative.detach()
-            squared = row_floor(scores[0] - scores[1], positive - negative, self.hinge_cap)
+                to_negative = to_negative.detach()
+            squared = row_floor(scores[0] - scores[1], to_positive - to_negative, self.hinge_cap)
             term = squared.mean() if row_weights is None else (row_weights.to(squared.dtype) * squared).sum() / batch_rows
         parts["teacher"] = self.teacher_weight * term
         if self.embedding_weight > 0:

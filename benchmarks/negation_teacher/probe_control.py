@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.harness.provenance import write_table
-from benchmarks.harness.trained import labelled_models
+from benchmarks.harness.trained import MODEL_HELP, labelled_models
 from benchmarks.negation_teacher.probe_split import probe_subsets
 from benchmarks.negation_teacher.wordnet_pairs import direct_adjective_antonyms
 from st_debias.data.lexicon import safe_antonym
@@ -100,7 +100,7 @@ def control_scores(cache: EmbeddingCache, items: Any, pool: list[str], seed: int
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("models", nargs="+", help="label=model folder or hub name")
+    parser.add_argument("models", nargs="+", help=MODEL_HELP)
     parser.add_argument("--seed", type=int, default=0, help="the draw of C (default 0)")
     parser.add_argument("--out", type=Path, required=True, help="the Markdown table (its JSON goes beside it)")
     args = parser.parse_args(argv)

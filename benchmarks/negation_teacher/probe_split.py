@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.harness.provenance import write_table
-from benchmarks.harness.trained import labelled_models
+from benchmarks.harness.trained import MODEL_HELP, labelled_models
 from benchmarks.negation_meaning.held_out_pairs import antonym_pair, in_training_half
 from benchmarks.negation_teacher.wordnet_pairs import sorted_pair, wordnet_antonyms
 from st_debias.datafiles import text_lines
@@ -89,7 +89,7 @@ def score(model_name: str, subsets: dict[str, Any]) -> dict[str, dict[str, float
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("models", nargs="+", help="label=model folder or hub name")
+    parser.add_argument("models", nargs="+", help=MODEL_HELP)
     parser.add_argument("--out", type=Path, required=True, help="the Markdown table (its JSON goes beside it)")
     args = parser.parse_args(argv)
     models = labelled_models(parser, args.models)

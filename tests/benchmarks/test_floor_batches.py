@@ -1,4 +1,4 @@
-"""The floor diagnosis (benchmarks/negation_teacher/floor_batches.py): its per-row pushes add up to the lab loss's
+"""The floor diagnosis (benchmarks/teacher_dip/floor_batches.py): its per-row pushes add up to the lab loss's
 floor, its batches (``benchmarks/negation_fit/rows.py``'s) are the trainer's, and its dropout and windows do what
 they say."""
 
@@ -9,7 +9,7 @@ import torch
 
 from benchmarks.negation_fit.rows import training_batches
 from benchmarks.negation_teacher.distill_margin import TeacherDistillMarginLoss
-from benchmarks.negation_teacher.floor_batches import (
+from benchmarks.teacher_dip.floor_batches import (
     WORD_CUES,
     cue_summary,
     main,
@@ -153,15 +153,15 @@ def test_bad_arguments_exit_2_naming_them(argv, message, capsys, tmp_path) -> No
     assert not (tmp_path / "x.md").exists()
 
 
-def test_word_cue_names_the_candidate_sharing_more_of_the_anchors_words() -> None:
+def test_word_cue_names_the_candidate_fewer_word_edits_from_the_anchor() -> None:
     meaning = ("the water is not cold .", "the water is hot .", "the water is not hot .")
-    assert word_cue(*meaning) == "negative nearer in words", "one word swapped against two words changed"
+    assert word_cue(*meaning) == "negative fewer word edits", "one word swapped against two words changed"
     voice = ("the cat chased the dog .", "the dog was chased by the cat .", "the dog chased the cat .")
-    assert word_cue(*voice) == "negative nearer in words"
+    assert word_cue(*voice) == "negative fewer word edits", "a swap keeps every word but moves two"
     synonym = ("the film was big .", "the film was large .", "the film was small .")
-    assert word_cue(*synonym) == "as near"
+    assert word_cue(*synonym) == "as many"
     identical = ("the film was big .", "the film was big .", "the film was not big .")
-    assert word_cue(*identical) == "positive nearer in words"
+    assert word_cue(*identical) == "positive fewer word edits"
 
 
 def test_cue_summary_counts_rows_and_push_per_step_by_window_and_cue() -> None:

@@ -1,4 +1,4 @@
-"""The STS shift diagnosis (benchmarks/negation_teacher/sts_shift.py): its per-pair terms add up to Spearman, its
+"""The STS shift diagnosis (benchmarks/teacher_dip/sts_shift.py): its per-pair terms add up to Spearman, its
 quadrants partition STS-B dev as the library's Cont/Oppn split does, and its command refuses bad arguments first."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from benchmarks.negation_teacher.sts_shift import QUADRANTS, main, quadrants, shift, spearman_terms
+from benchmarks.teacher_dip.sts_shift import QUADRANTS, main, quadrants, shift, spearman_terms, table
 
 
 def test_the_terms_sum_to_spearman_with_ties() -> None:
@@ -36,7 +36,16 @@ def test_a_shift_splits_the_change_over_the_quadrants() -> None:
     assert sum(q["share"] for q in result["quadrants"].values()) == pytest.approx(change, rel=1e-9)
     assert result["quadrants"][QUADRANTS[0]]["share"] > 0
     assert result["quadrants"][QUADRANTS[1]]["mean_cosine_change"] == 0.0
+    assert result["quadrants"][QUADRANTS[1]]["share"] != 0, "unmoved pairs change share as others move past them"
     assert result["quadrants"][QUADRANTS[0]]["pairs"] == 100
+
+
+def test_the_table_marks_an_empty_quadrant() -> None:
+    gold = np.linspace(0, 5, 20)
+    result = shift(gold / 5, gold[::-1] / 5, gold, {q: np.arange(0, 20) if q == QUADRANTS[0] else np.arange(0)
+                                                    for q in QUADRANTS})
+    line = table({"a → b": result})[-1]
+    assert line.startswith("| a → b | 100.00 → -100.00 | -200.000 |") and "(–)" in line
 
 
 def test_quadrants_partition_real_sts_b_dev_as_the_librarys_split(shared_data) -> None:

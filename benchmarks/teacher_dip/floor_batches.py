@@ -9,14 +9,15 @@ paraphrase: the teacher's own cosine there is 1, so its margin is 1 − t(a, n))
 t(a, p) − t(a, n), the student's s(a, p) − s(a, n) without dropout and with it (one seeded forward pass per column;
 training embeds the columns in other passes, with the same dropout), and its weighted push
 w · g · max(0, t-margin − s-margin)² / B with the dropout margin: the floor's value on the row as training sees it.
-Each row's word cue (:func:`word_cue`) says which candidate shares more of the anchor's words (by the word-level
-match error rate, the overlap measure of STS-B dev's Cont/Oppn split): where the negative does, the floor can also be
-met by ranking by fewer shared words, the reverse of the overlap shortcut (``sts_shift.py``).
+Each row's word cue (:func:`word_cue`) says which candidate is fewer word edits from the anchor (the word-level match
+error rate of the minimal-pair builder's ``row_cues``, the overlap measure of STS-B dev's Cont/Oppn split): where the
+negative is, the floor can also be met by ranking candidates with more word edits nearer, the reverse of the overlap
+shortcut (``sts_shift.py``). The floor's push and pull forms (``margin_floor_push``/``_pull``) have the same value.
 
-    python benchmarks/negation_teacher/floor_batches.py \
+    python benchmarks/teacher_dip/floor_batches.py \
         benchmarks/negation_teacher/configs/v6-halfpairs-marginfloor-negedit03-other2-negviews05-lr15e6.yaml \
         start=sentence-transformers/all-MiniLM-L6-v2 step50=CHECKPOINT step100=CHECKPOINT \
-        --out benchmarks/negation_teacher/results/floor_batches.md
+        --out benchmarks/teacher_dip/results/floor_batches.md
 
 Writes the Markdown table, its JSON and a plot of the push per step by group (``.png``) beside ``--out``.
 """
@@ -24,9 +25,11 @@ Writes the Markdown table, its JSON and a plot of the push per step by group (``
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
+
+from benchmarks.harness.trained import MODEL_HELP, labelled_models
 
 WINDOW = 25  # steps per row of the table: the evaluation interval of the runs
 
@@ -80,35 +83,37 @@ def student_embeddings(model: Any, texts: list[tuple[str, str, str]], dropout: b
 
 
 MARGINS = ("teacher_margin", "student_margin", "dropout_margin")
-WORD_CUES = ("negative nearer in words", "as near", "positive nearer in words")
+WORD_CUES = ("negative fewer word edits", "as many", "positive fewer word edits")
 
 
 def word_cue(anchor: str, positive: str, negative: str) -> str:
-    """Which candidate shares more of the anchor's words (:data:`WORD_CUES`), by the word-level match error rate."""
-    from st_debias.data.text import match_error_rate
+    """Which candidate is fewer word edits from the anchor (:data:`WORD_CUES`; the builder's match error rates)."""
+    from st_debias.data.minimal_pairs.builder import CUE_FIGURES, row_cues
 
-    to_positive, to_negative = match_error_rate(anchor, positive), match_error_rate(anchor, negative)
+    cues = dict(zip(CUE_FIGURES, row_cues(anchor, positive, negative), strict=True))
+    to_positive, to_negative = cues["positive_mer"], cues["negative_mer"]
     return WORD_CUES[0] if to_negative < to_positive else WORD_CUES[2] if to_negative > to_positive else WORD_CUES[1]
+
+
+def windows(records: list[dict[str, Any]], steps: range) -> Iterator[tuple[str, list[dict[str, Any]], int]]:
+    """Each window of :data:`WINDOW` steps: its name ("51-75"), its records and its step count (at least 1)."""
+    for start in range(steps.start, steps.stop, WINDOW):
+        window = [r for r in records if start <= r["step"] < start + WINDOW]
+        yield f"{start}-{min(start + WINDOW, steps.stop) - 1}", window, len({r["step"] for r in window}) or 1
 
 
 def cue_summary(records: list[dict[str, Any]], steps: range) -> dict[str, Any]:
     """Per window of steps and word cue: rows per step and push per step."""
-    out: dict[str, Any] = {}
-    for start in range(steps.start, steps.stop, WINDOW):
-        window = [r for r in records if start <= r["step"] < start + WINDOW]
-        count = len({r["step"] for r in window}) or 1
-        out[f"{start}-{min(start + WINDOW, steps.stop) - 1}"] = {
-            cue: {"rows_per_step": sum(r["cue"] == cue for r in window) / count,
-                  "push_per_step": sum(r["push"] for r in window if r["cue"] == cue) / count} for cue in WORD_CUES}
-    return out
+    return {name: {cue: {"rows_per_step": sum(r["cue"] == cue for r in window) / count,
+                         "push_per_step": sum(r["push"] for r in window if r["cue"] == cue) / count}
+                   for cue in WORD_CUES}
+            for name, window, count in windows(records, steps)}
 
 
 def summarise(records: list[dict[str, Any]], steps: range, groups: Sequence[str]) -> dict[str, Any]:
     """Per window of steps and per group (and identical / paraphrase positive): rows, rows pushed, push per step."""
     out: dict[str, Any] = {}
-    for start in range(steps.start, steps.stop, WINDOW):
-        window = [r for r in records if start <= r["step"] < start + WINDOW]
-        count = len({r["step"] for r in window}) or 1
+    for name, window, count in windows(records, steps):
         cells = {}
         for group in groups:
             for identical in (True, False):
@@ -118,7 +123,7 @@ def summarise(records: list[dict[str, Any]], steps: range, groups: Sequence[str]
                     "push_per_step": sum(r["push"] for r in picked) / count,
                     **{key: sum(r[key] for r in picked) / len(picked) if picked else None for key in MARGINS},
                 }
-        out[f"{start}-{min(start + WINDOW, steps.stop) - 1}"] = cells
+        out[name] = cells
     return out
 
 
@@ -131,8 +136,8 @@ def floor_settings(config: Path) -> str | None:
     except ValueError as error:
         return f"is not a recipe: {error}"
     params = loss.params
-    if loss.name != "TeacherDistillMarginLoss" or params.get("distill") != "margin_floor":
-        return "trains no TeacherDistillMarginLoss with distill: margin_floor"
+    if loss.name != "TeacherDistillMarginLoss" or not str(params.get("distill", "")).startswith("margin_floor"):
+        return "trains no TeacherDistillMarginLoss with distill: margin_floor (or its push or pull form)"
     if params.get("distill_rows", "all") != "all" or params.get("embedding_weight", 0):
         return "restricts the floor's rows or adds the embedding term, which this script does not score"
     return None
@@ -142,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     """Check the arguments (exit 2, naming the bad one, before any work), then :func:`report`."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("config", type=Path, help="the recipe the runs trained (a configs/*.yaml)")
-    parser.add_argument("models", nargs="+", help="label=model folder or hub name: the students to score")
+    parser.add_argument("models", nargs="+", help=f"{MODEL_HELP}: the students to score")
     parser.add_argument("--steps", type=int, default=500, help="the runs' optimiser steps (their schedule)")
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--first", type=int, default=51, help="first step scored (1-based)")
@@ -156,7 +161,6 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"config: {args.config} {floor}")
     if not 1 <= args.first <= args.last <= args.steps:
         parser.error(f"--first/--last: need 1 ≤ first ≤ last ≤ --steps, got {args.first}, {args.last}, {args.steps}")
-    from benchmarks.harness.trained import labelled_models
 
     report(args, labelled_models(parser, args.models))
     return 0

@@ -1,19 +1,21 @@
-"""Which STS-B dev pairs a training stretch moved: the change in Spearman between two models, pair by pair.
+"""Where on STS-B dev a training stretch gained or lost Spearman: the change between two models, pair by pair.
 
 Spearman's ρ is Pearson's r of the ranks, so it is a sum over pairs: ρ = Σ_i (r_i − r̄)(q_i − q̄) / √(Σ(r − r̄)² Σ(q − q̄)²),
 with r the rank of the model's cosine and q the rank of the gold score (ties averaged). Each pair's term is its
 share of ρ; the change between two models, summed over a set of pairs, is what that set added to or took from ρ.
+The split is exact but the ranks are shared: a set whose cosines did not move still changes its share when other
+pairs move past it, and a pair whose gold score is near the middle adds almost nothing whatever its cosine does.
+The mean cosine change of each set says which pairs moved.
 The sets are OssCSE's Cont/Oppn quadrants of STS-B dev (``st_debias.evaluation.bias.cont_oppn_split``: word overlap
 by the median match error rate, gold score by its median): a model that leans more on word overlap gains on the
 Cont quadrants and loses on the Oppn ones, and one that leans less does the reverse.
 
-Models are ``label=folder`` (or a hub name), encoded at ``--max-seq-length`` tokens (32: the length of the
-checkpoint scores of ``../selection/select_dev.py``). Each model is compared with the one before it, or, with
+Models are ``label=folder`` (or a hub name), encoded at ``--max-seq-length`` tokens (32: the training length, at which
+the trainer scores STS-B dev at every checkpoint in ``../selection/select_dev.py``'s runs). Each model is compared with the one before it, or, with
 ``--shift a:b`` (repeatable), label a with label b:
 
-    D=outputs/negation_teacher/diag
-    python benchmarks/negation_teacher/sts_shift.py start=sentence-transformers/all-MiniLM-L6-v2 \
-        step50=$D/lr15e6-ckpt50 step100=$D/lr15e6-ckpt100 --out benchmarks/negation_teacher/results/sts_shift.md
+    python benchmarks/teacher_dip/sts_shift.py start=sentence-transformers/all-MiniLM-L6-v2 \
+        step50=CHECKPOINT step100=CHECKPOINT --out benchmarks/teacher_dip/results/sts_shift.md
 
 Writes the Markdown table, its JSON and a bar plot of each quadrant's share of each change (``.png``) beside ``--out``.
 """
@@ -29,7 +31,7 @@ import numpy as np
 from scipy.stats import rankdata
 
 from benchmarks.harness.provenance import write_table
-from benchmarks.harness.trained import labelled_models
+from benchmarks.harness.trained import MODEL_HELP, labelled_models
 
 QUADRANTS = ("high overlap, high score", "low overlap, low score", "high overlap, low score",
              "low overlap, high score", "on a median")
@@ -76,8 +78,9 @@ def table(shifts: dict[str, dict[str, Any]]) -> list[str]:
              "| shift | before → after | change | " + " | ".join(f"{q} ({first[q]['pairs']})" for q in QUADRANTS) + " |",
              "|---|---|---:|" + "---:|" * len(QUADRANTS)]
     for name, result in shifts.items():
-        cells = [f"{result['quadrants'][q]['share']:+.3f} ({result['quadrants'][q]['mean_cosine_change']:+.4f})"
-                 for q in QUADRANTS]
+        cells = [f"{cell['share']:+.3f} (" + ("–" if cell["mean_cosine_change"] is None
+                                               else f"{cell['mean_cosine_change']:+.4f}") + ")"
+                 for cell in (result["quadrants"][q] for q in QUADRANTS)]
         lines.append(f"| {name} | {result['before']:.2f} → {result['after']:.2f} | "
                      f"{result['after'] - result['before']:+.3f} | " + " | ".join(cells) + " |")
     return lines
@@ -109,7 +112,7 @@ def plot(shifts: dict[str, dict[str, Any]], path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("models", nargs="+", help="label=model folder or hub name (at least two)")
+    parser.add_argument("models", nargs="+", help=f"{MODEL_HELP} (at least two)")
     parser.add_argument("--shift", action="append", default=[], metavar="A:B",
                         help="compare label A with label B (repeatable; default: each model with the one before it)")
     parser.add_argument("--max-seq-length", type=int, default=32, help="tokens per sentence (default 32)")

@@ -1,0 +1,1 @@
+"""The teacher_dip study (see its README.md)."""
