@@ -24,14 +24,15 @@ def labelled_models(parser: argparse.ArgumentParser, specs: Sequence[str]) -> di
     or a model that is none of these."""
     from st_debias.paths import resolve_model_name
 
-    bad = [spec for spec in specs if "=" not in spec or not spec.split("=", 1)[0] or not spec.split("=", 1)[1]]
+    pairs = [spec.partition("=")[::2] for spec in specs]
+    bad = [spec for spec, (label, path) in zip(specs, pairs, strict=True) if not label or not path]
     if bad:
         parser.error(f"models must be label=folder, got {', '.join(bad)}")
-    pairs = [spec.split("=", 1) for spec in specs]
     labels = [label for label, _ in pairs]
     repeated = sorted({label for label in labels if labels.count(label) > 1})
     if repeated:
         parser.error(f"each model needs its own label; repeated: {', '.join(repeated)}")
+
     def found(path: str) -> bool:
         try:
             return Path(resolve_model_name(path)).exists()

@@ -61,11 +61,12 @@ def quadrants(sentences1: Sequence[str], sentences2: Sequence[str], scores: Sequ
 
 def shift(before: np.ndarray, after: np.ndarray, gold: np.ndarray, groups: dict[str, np.ndarray]) -> dict[str, Any]:
     """ρ×100 before and after, and per quadrant its pairs, its share of the change (×100) and its mean cosine change."""
-    change = spearman_terms(after, gold) - spearman_terms(before, gold)
+    terms_before, terms_after = spearman_terms(before, gold), spearman_terms(after, gold)
+    change, moved = terms_after - terms_before, after - before
     return {
-        "before": 100 * float(spearman_terms(before, gold).sum()), "after": 100 * float(spearman_terms(after, gold).sum()),
+        "before": 100 * float(terms_before.sum()), "after": 100 * float(terms_after.sum()),
         "quadrants": {name: {"pairs": int(index.size), "share": 100 * float(change[index].sum()),
-                             "mean_cosine_change": float((after - before)[index].mean()) if index.size else None}
+                             "mean_cosine_change": float(moved[index].mean()) if index.size else None}
                       for name, index in groups.items()},
     }
 
